@@ -1,0 +1,134 @@
+/**
+ * The catalog as the rest of the gateway sees it: an immutable snapshot of loaded providers and
+ * their compiled tools. The loader (manifests + OpenAPI compiler) produces it; the MCP layer,
+ * system tools and executor only read it. A reload builds a new snapshot and swaps it in one
+ * assignment (DESIGN.md, Principles), so nothing here is ever mutated after construction.
+ */
+
+/** A JSON Schema object as emitted for MCP (draft 2020-12, no unresolved `$ref`). */
+export type JsonSchema = { [key: string]: unknown };
+
+export type AuthKind = 'api_key' | 'webhook_url' | 'oauth2' | 'none';
+
+/** MCP tool annotations (hints only; clients decide what to do with them). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** Where one tool argument goes in the upstream HTTP request. */
+export interface ParameterBinding {
+  /** Property name in the tool's inputSchema. */
+  arg: string;
+  /** Name on the wire (path template variable, query key, header name). */
+  name: string;
+  in: 'path' | 'query' | 'header';
+  /** OpenAPI serialization style; defaults per location (path: simple, query: form, header: simple). */
+  style?: 'form' | 'simple' | 'spaceDelimited' | 'pipeDelimited' | 'deepObject';
+  /** OpenAPI explode; defaults to true for form, false otherwise. */
+  explode?: boolean;
+  required: boolean;
+}
+
+/** How a compiled tool turns its arguments into one upstream HTTP request. */
+export interface RequestPlan {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+  /**
+   * Path template appended to the provider's base URL, e.g. `/repos/{owner}/{repo}/issues`.
+   * For webhook providers it is appended to the user's webhook URL (`''` = the URL itself).
+   */
+  path: string;
+  parameters: ParameterBinding[];
+  body?: {
+    contentType: 'application/json' | 'application/x-www-form-urlencoded';
+    required: boolean;
+    /**
+     * `property`: the body is the tool argument named `arg`.
+     * `spread`: the body is built from the listed top-level arguments (an object body whose
+     * properties were lifted into the tool's inputSchema).
+     */
+    from: { kind: 'property'; arg: string } | { kind: 'spread'; args: string[] };
+  };
+  /** Which base URL of the provider to use when it has several (manifest `api.servers` key). */
+  server?: string;
+}
+
+export interface CompiledTool {
+  /** `<provider>_<operation>`, matching TOOL_NAME_PATTERN. */
+  name: string;
+  provider: string;
+  /** Stable source key: the OpenAPI `METHOD /path`, or `inline:<name>`, or `plugin:<name>`. */
+  source: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: ToolAnnotations;
+  /** Id of the category this tool belongs to (exactly one). */
+  category: string;
+  /** Absent when a plugin handles the call. */
+  request?: RequestPlan;
+}
+
+export interface Category {
+  id: string;
+  title: string;
+  description?: string;
+  /** Tool names, sorted. */
+  tools: string[];
+}
+
+/** One finding of manifest validation or OpenAPI compilation, located in its source file. */
+export interface Finding {
+  file: string;
+  line: number;
+  col: number;
+  /** Stable code, e.g. TG_MANIFEST_UNKNOWN_KEY. */
+  code: string;
+  /** Path inside the document, e.g. ['auth', 'token_url']; printed as `auth > token_url`. */
+  path: string[];
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+/** What the rest of the gateway needs to know about a provider's authentication. */
+export interface ProviderAuthSummary {
+  kind: AuthKind;
+  /** Credential field names the user supplies (api_key: e.g. ['api_key']; webhook_url: ['webhook_url']). */
+  credentialFields: string[];
+}
+
+export interface ProviderEntry {
+  id: string;
+  displayName: string;
+  description: string;
+  docsUrl?: string;
+  logoUrl?: string;
+  auth: ProviderAuthSummary;
+  categories: Category[];
+  tools: CompiledTool[];
+  /** Documented provider limits, shown by inspect_provider. */
+  limits?: string;
+  /** sha256 over the manifest and the documents it references; the compile cache key. */
+  contentHash: string;
+  /** Id of the code plugin handling custom logic, when any. */
+  plugin?: string;
+}
+
+export interface CatalogSnapshot {
+  /** Increases by one on every successful swap; part of the tools/list cache key. */
+  readonly version: number;
+  readonly loadedAt: Date;
+  /** Providers by id, in id order. */
+  readonly providers: ReadonlyMap<string, ProviderEntry>;
+  /** Every provider tool by name. */
+  readonly tools: ReadonlyMap<string, CompiledTool>;
+  /** Providers that failed to load (and are not serving any version), by id, with findings. */
+  readonly failed: ReadonlyMap<string, Finding[]>;
+}
+
+/** Provider tool names (DESIGN.md, Fixed interfaces): room for client prefixes within 64 chars. */
+export const TOOL_NAME_PATTERN = /^[a-z0-9_]{1,48}$/;
