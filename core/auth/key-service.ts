@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../errors.js';
+import type { Keyring } from '../keyring.js';
+import { newId } from '../store/ids.js';
+import type { ApiKeyRecord, Store } from '../store/types.js';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint, type KeyType } from './keys.js';
+
+const HASH_SECRET_PURPOSE = 'toolgate/key-hash-secret';
+/** last_used_at is a hint for the operator; writing it more often than this would cost a write per call. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+/**
+ * Creates, verifies and revokes caller API keys. Keys are looked up by HMAC under a hashing secret
+ * of their own (sealed by the master key, versioned), so rotating the master key re-seals the
+ * secret and never changes a lookup hash. Verification reads the store on every request: a
+ * revocation, even by the CLI in another process, takes effect on the next request.
+ */
+export class KeyService {
+  private secrets: { version: number; secret: Buffer }[] = [];
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly keyring: Keyring,
+  ) {}
+
+  /** Loads the hashing secrets, creating version 1 on an empty store. */
+  async init(): Promise<void> {
+    let rows = await this.store.listHashSecrets();
+    if (rows.length === 0) {
+      const sealed = this.keyring.seal(randomBytes(32), HASH_SECRET_PURPOSE, '1', 'key-hash-secret:1');
+      await this.store.insertHashSecret({ version: 1, sealed });
+      rows = await this.store.listHashSecrets();
+    }
+    this.secrets = rows
+      .map((row) => ({
+        version: row.version,
+        secret: this.keyring.open(
+          row.sealed,
+          HASH_SECRET_PURPOSE,
+          String(row.version),
+          `key-hash-secret:${row.version}`,
+        ),
+      }))
+      .sort((a, b) => b.version - a.version);
+  }
+
+  /** Creates a key for the named client (created on first use). The raw key is returned once. */
+  async create(clientName: string, type: KeyType): Promise<{ key: string; record: ApiKeyRecord }> {
+    const current = this.secrets[0];
+    if (!current) throw new Error('KeyService.init() was not called');
+    const client =
+      (await this.store.findClientByName(clientName)) ?? (await this.store.createClient(clientName));
+    const key = generateApiKey();
+    const id = newId('key');
+    await this.store.insertApiKey({
+      id,
+      clientId: client.id,
+      type,
+      hash: hashApiKey(key, current.secret),
+      hashVersion: current.version,
+      hint: keyHint(key),
+    });
+    const record = await this.store.getApiKey(id);
+    if (!record) throw new Error(`Key ${id} vanished after insert`);
+    return { key, record };
+  }
+
+  /** The active key record for a raw key, or a GatewayError saying why it is refused. */
+  async verify(key: string | undefined): Promise<ApiKeyRecord> {
+    if (key === undefined || key === '') throw new GatewayError('TG_ERR_KEY_MISSING');
+    if (!isWellFormedApiKey(key)) throw new GatewayError('TG_ERR_KEY_MALFORMED');
+    for (const { version, secret } of this.secrets) {
+      const record = await this.store.findApiKeyByHash(version, hashApiKey(key, secret));
+      if (!record) continue;
+      if (record.revokedAt !== null) throw new GatewayError('TG_ERR_KEY_REVOKED');
+      this.touch(record.id);
+      return record;
+    }
+    throw new GatewayError('TG_ERR_KEY_UNKNOWN');
+  }
+
+  private touch(id: string): void {
+    const now = Date.now();
+    if (now - (this.touched.get(id) ?? 0) < TOUCH_INTERVAL_MS) return;
+    this.touched.set(id, now);
+    // A failed hint update must never fail the request it rides on.
+    this.store.touchApiKey(id, new Date(now).toISOString()).catch(() => this.touched.delete(id));
+  }
+
+  list(): Promise<ApiKeyRecord[]> {
+    return this.store.listApiKeys();
+  }
+
+  revoke(id: string): Promise<boolean> {
+    return this.store.revokeApiKey(id, new Date().toISOString());
+  }
+}
+
+/** The key a request carries: X-API-Key, or Authorization: Bearer (identical behaviour). */
+export function keyFromHeaders(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const explicit = headers['x-api-key'];
+  if (typeof explicit === 'string' && explicit.trim() !== '') return explicit.trim();
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const match = /^bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match) return match[1];
+  }
+  return undefined;
+}

@@ -1,0 +1,103 @@
+import { resolve } from 'node:path';
+
+/**
+ * Every setting of the gateway, read once from the environment (TOOLGATE_*) and validated.
+ * Provider settings (TOOLGATE_PROVIDER_<ID>_*) are read on demand through `providerSetting`,
+ * because the set of providers is only known once the catalog is loaded.
+ */
+export interface Config {
+  host: string;
+  port: number;
+  /** Public URL used in links and client configs, without a trailing slash. */
+  baseUrl: string;
+  dataDir: string;
+  manifestsDir: string;
+  /** Base64 of 32 bytes, or undefined to use (or create) `<dataDir>/master.key`. */
+  masterKey: string | undefined;
+  /** `sqlite:<path>`; defaults to `<dataDir>/toolgate.db`. */
+  databaseUrl: string;
+  /** Extra Host header values accepted on /mcp/ (DNS-rebinding protection), lower-cased. */
+  allowedHosts: string[];
+  /** Lets the outbound client reach loopback and private addresses (tests, local mocks). */
+  allowPrivateNetwork: boolean;
+  reportWebhookUrl: string | undefined;
+  logLevel: string;
+  /** Upper bound on waiting for in-flight calls at shutdown. */
+  shutdownGraceMs: number;
+  env: NodeJS.ProcessEnv;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function url(name: string, raw: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`${name} must use http or https, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got "${env[name]}"`);
+}
+
+/** Reads and validates every TOOLGATE_* setting; throws ConfigError naming the bad one. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'TOOLGATE_PORT', 8080, 0, 65535);
+  const dataDir = resolve(env.TOOLGATE_DATA_DIR || './data');
+  const baseUrl = url('TOOLGATE_BASE_URL', env.TOOLGATE_BASE_URL || `http://localhost:${port}`);
+  const databaseUrl = env.TOOLGATE_DATABASE_URL || `sqlite:${resolve(dataDir, 'toolgate.db')}`;
+  if (!databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError(
+      'TOOLGATE_DATABASE_URL must start with sqlite: (the only store implemented so far)',
+    );
+  }
+  const reportWebhookUrl = env.TOOLGATE_REPORT_WEBHOOK_URL
+    ? url('TOOLGATE_REPORT_WEBHOOK_URL', env.TOOLGATE_REPORT_WEBHOOK_URL)
+    : undefined;
+  return {
+    host: env.TOOLGATE_HOST || '127.0.0.1',
+    port,
+    baseUrl,
+    dataDir,
+    manifestsDir: resolve(env.TOOLGATE_MANIFESTS_DIR || './manifests'),
+    masterKey: env.TOOLGATE_MASTER_KEY || undefined,
+    databaseUrl,
+    allowedHosts: (env.TOOLGATE_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    allowPrivateNetwork: flag(env, 'TOOLGATE_ALLOW_PRIVATE_NETWORK'),
+    reportWebhookUrl,
+    logLevel: env.TOOLGATE_LOG_LEVEL || 'info',
+    shutdownGraceMs: integer(env, 'TOOLGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    env,
+  };
+}
+
+/** `slack-webhook` + `BASE_URL` -> value of TOOLGATE_PROVIDER_SLACK_WEBHOOK_BASE_URL. */
+export function providerSetting(config: Config, providerId: string, name: string): string | undefined {
+  const key = `TOOLGATE_PROVIDER_${providerId.replace(/-/g, '_').toUpperCase()}_${name}`;
+  const value = config.env[key];
+  return value === undefined || value === '' ? undefined : value;
+}

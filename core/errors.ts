@@ -1,0 +1,115 @@
+/**
+ * The error catalogue: every code the gateway answers with over HTTP, its status and its message.
+ * A message says what happened and what to do next; none ever carries a secret. Codes are never
+ * reused for another meaning. README.md's "Error codes" table is kept in step by a test.
+ */
+export const ERRORS = {
+  TG_ERR_KEY_MISSING: {
+    status: 401,
+    message: 'No API key was sent. Send it in the X-API-Key header, or as Authorization: Bearer <key>.',
+  },
+  TG_ERR_KEY_MALFORMED: {
+    status: 401,
+    message:
+      'The API key is malformed or mistyped: a key is toolgate_ followed by 49 letters and digits, and its checksum did not match. Copy the whole key again.',
+  },
+  TG_ERR_KEY_UNKNOWN: {
+    status: 401,
+    message:
+      'The API key is not recognised. Check that the whole key was copied, or create a new one (dashboard or `toolgate keys create`).',
+  },
+  TG_ERR_KEY_REVOKED: {
+    status: 401,
+    message:
+      'This API key was revoked. Ask the operator for a new key; connections made with the old one are kept.',
+  },
+  TG_ERR_SCOPE_NEEDS_CLIENT_KEY: {
+    status: 403,
+    message:
+      'user_id needs a client or platform key: a solo key serves a single user, and accepting user_id would silently merge users. Remove user_id from the URL or use a client key.',
+  },
+  TG_ERR_SCOPE_NEEDS_PLATFORM_KEY: {
+    status: 403,
+    message:
+      'org_id together with user_id (3-level scoping) needs a platform key. Remove org_id from the URL or use a platform key.',
+  },
+  TG_ERR_IDENTIFIER_INVALID: {
+    status: 400,
+    message: 'user_id and org_id must be 1 to 256 printable characters, without control characters.',
+  },
+  TG_ERR_HOST_NOT_ALLOWED: {
+    status: 403,
+    message:
+      'The Host header names a host this gateway does not serve (DNS-rebinding protection). Behind a proxy, list the public host in TOOLGATE_ALLOWED_HOSTS.',
+  },
+  TG_ERR_ORIGIN_NOT_ALLOWED: {
+    status: 403,
+    message: 'Requests from this browser origin are not allowed (DNS-rebinding protection).',
+  },
+  TG_ERR_SESSION_NOT_FOUND: {
+    status: 404,
+    message:
+      'Session not found: it ended, expired, or belongs to another caller. Start a new session (initialize).',
+  },
+  TG_ERR_SESSION_REQUIRED: {
+    status: 400,
+    message: 'This request needs the Mcp-Session-Id header returned by initialize.',
+  },
+  TG_ERR_STREAM_CONFLICT: {
+    status: 409,
+    message: 'This session already has an open event stream; close it before opening another.',
+  },
+  TG_ERR_METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'This HTTP method is not supported here; the Allow header lists the ones that are.',
+  },
+  TG_ERR_NOT_ACCEPTABLE: {
+    status: 406,
+    message: 'The Accept header must allow application/json or text/event-stream.',
+  },
+  TG_ERR_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'The request body must be JSON (Content-Type: application/json).',
+  },
+  TG_ERR_BAD_REQUEST: {
+    status: 400,
+    message: 'The request body is not a valid JSON-RPC message.',
+  },
+  TG_ERR_PAYLOAD_TOO_LARGE: {
+    status: 413,
+    message: 'The request body is too large.',
+  },
+  TG_ERR_NOT_FOUND: {
+    status: 404,
+    message: 'Nothing is served at this path. The MCP endpoint is /mcp/.',
+  },
+  TG_ERR_UNAVAILABLE: {
+    status: 503,
+    message: 'The gateway is shutting down or its store is unreachable. Retry shortly.',
+  },
+  TG_ERR_INTERNAL: {
+    status: 500,
+    message: 'Internal error. The operator can find details in the log under this request id.',
+  },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error that maps to a catalogue entry; thrown anywhere, answered by the HTTP layer. */
+export class GatewayError extends Error {
+  override name = 'GatewayError';
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? ERRORS[code].message);
+    this.status = ERRORS[code].status;
+  }
+
+  /** The JSON body every refusal carries. */
+  toBody(): { error: { code: ErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}

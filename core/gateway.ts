@@ -1,0 +1,217 @@
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { KeyService } from './auth/key-service.js';
+import type { CatalogSnapshot } from './catalog/types.js';
+import type { Config } from './config.js';
+import { createApp } from './http/app.js';
+import { authenticate, hostGuard } from './http/auth.js';
+import { healthRoutes } from './http/health.js';
+import { mcpRoutes } from './http/mcp.js';
+import { Keyring, loadMasterKey } from './keyring.js';
+import { LegacySseLeg } from './mcp/legacy-sse.js';
+import { ModernLeg } from './mcp/modern.js';
+import { TOOLS_LIST_CHANGED } from './mcp/protocol.js';
+import { MemorySessionStore } from './mcp/sessions.js';
+import { StreamableLeg } from './mcp/streamable.js';
+import { StreamHub } from './mcp/streams.js';
+import { openStore } from './store/sqlite.js';
+import type { Store } from './store/types.js';
+import { ToolService } from './tools/service.js';
+import { createSystemTools, type ReportSink } from './tools/system.js';
+import { textResult } from './tools/types.js';
+
+export interface GatewayOptions {
+  config: Config;
+  /** Where log lines go (default stdout); tests capture them to scan for secrets. */
+  logStream?: DestinationStream;
+  catalog?: { readonly current: CatalogSnapshot };
+  reportSink?: ReportSink;
+}
+
+/** Timers of the running gateway; short enough that revocation cuts an open stream within ~1 s. */
+const REVOCATION_SWEEP_MS = 1_000;
+const KEEP_ALIVE_MS = 15_000;
+const SESSION_SWEEP_MS = 60_000;
+const SESSION_IDLE_MS = 60 * 60_000;
+
+export const MASTER_KEY_WARNING =
+  'Generated a new master key. Back this file up somewhere safe and separate from the database: without it, stored provider credentials cannot be decrypted. Or set TOOLGATE_MASTER_KEY.';
+
+/** What both the server and the CLI open on the data dir: the migrated store and the keyring. */
+export async function openCore(
+  config: Config,
+): Promise<{ store: Store; keyring: Keyring; masterKeyFile?: string }> {
+  const master = loadMasterKey(config);
+  const store = openStore(config.databaseUrl);
+  await store.migrate();
+  const keyring = new Keyring(master.key);
+  return master.generatedAt ? { store, keyring, masterKeyFile: master.generatedAt } : { store, keyring };
+}
+
+function emptyCatalog(): CatalogSnapshot {
+  return { version: 0, loadedAt: new Date(), providers: new Map(), tools: new Map(), failed: new Map() };
+}
+
+/**
+ * The composition root: settings -> master key -> store -> services -> HTTP app. Everything a
+ * running gateway holds is created here, in dependency order, and closed by `close()` in reverse.
+ */
+export class Gateway {
+  readonly app: FastifyInstance;
+  readonly keys: KeyService;
+  readonly hub = new StreamHub();
+  readonly sessions = new MemorySessionStore();
+  private readonly modern: ModernLeg;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private lastSweep = new Date().toISOString();
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly config: Config,
+    readonly store: Store,
+    keyring: Keyring,
+    readonly catalog: { readonly current: CatalogSnapshot },
+    options: GatewayOptions,
+  ) {
+    this.keys = new KeyService(store, keyring);
+    this.app = createApp({
+      logLevel: config.logLevel,
+      ...(options.logStream ? { logStream: options.logStream } : {}),
+    });
+    const log = this.app.log;
+    const systemTools = createSystemTools({
+      catalog,
+      store,
+      ...(options.reportSink ? { reportSink: options.reportSink } : {}),
+      onSinkError: (error, report) =>
+        log.warn(
+          { err: error, report: report.id, code: 'TG_REPORT_WEBHOOK_FAILED' },
+          'report webhook failed',
+        ),
+    });
+    const tools = new ToolService({
+      catalog,
+      systemTools,
+      visibleProviders: (_caller, snapshot) =>
+        Promise.resolve(
+          [...snapshot.providers.values()].filter((p) => p.auth.kind === 'none').map((p) => p.id),
+        ),
+      runProviderTool: (_caller, provider) =>
+        Promise.resolve(
+          textResult(`The ${provider.displayName} tools cannot run yet: no executor is configured.`, true),
+        ),
+    });
+    const onError = (error: unknown): void =>
+      log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed');
+    const legacy = { sessions: this.sessions, tools, hub: this.hub, onError };
+    this.modern = new ModernLeg({ tools, hub: this.hub, onError });
+    mcpRoutes(this.app, {
+      authenticate: (request) => authenticate(request, this.keys),
+      guardHost: hostGuard(config.baseUrl, config.allowedHosts),
+      modern: this.modern,
+      streamable: new StreamableLeg(legacy),
+      legacySse: new LegacySseLeg({
+        ...legacy,
+        basePath: new URL(config.baseUrl).pathname.replace(/\/+$/, ''),
+      }),
+    });
+    healthRoutes(this.app, { store, catalog });
+  }
+
+  /** Opens the store (migrating it) and builds the gateway; `listen()` starts serving. */
+  static async create(options: GatewayOptions): Promise<Gateway> {
+    const core = await openCore(options.config);
+    const gateway = new Gateway(
+      options.config,
+      core.store,
+      core.keyring,
+      options.catalog ?? { current: emptyCatalog() },
+      options,
+    );
+    if (core.masterKeyFile) {
+      gateway.app.log.warn({ code: 'TG_MASTER_KEY_GENERATED', file: core.masterKeyFile }, MASTER_KEY_WARNING);
+    }
+    await gateway.keys.init();
+    return gateway;
+  }
+
+  /**
+   * On an empty data dir, once: creates the default client and a solo key, and returns the raw key
+   * for the first-start banner (printed to stdout by the CLI, never through the logger).
+   */
+  async bootstrap(): Promise<string | undefined> {
+    if (!(await this.store.setMetaOnce('bootstrapped_at', new Date().toISOString()))) return undefined;
+    if ((await this.store.listApiKeys()).length > 0) return undefined;
+    const { key } = await this.keys.create('default', 'solo');
+    return key;
+  }
+
+  async listen(): Promise<string> {
+    await this.app.listen({ host: this.config.host, port: this.config.port });
+    this.timers.push(
+      setInterval(() => void this.sweepRevoked(), REVOCATION_SWEEP_MS),
+      setInterval(() => this.hub.keepAlive(), KEEP_ALIVE_MS),
+      setInterval(() => void this.sweepSessions(), SESSION_SWEEP_MS),
+    );
+    for (const timer of this.timers) timer.unref();
+    const address = this.app.server.address();
+    if (address === null || typeof address === 'string') return String(address);
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+
+  /** Tells one scope's open streams and listen subscriptions that its tool list changed. */
+  notifyToolsChanged(scopeKey: string): void {
+    this.hub.sendToScope(scopeKey, TOOLS_LIST_CHANGED);
+    this.modern.toolsChanged(scopeKey);
+  }
+
+  /** Closes every stream opened with this key (in-process revocation; the sweep covers the CLI). */
+  async revokeKey(id: string): Promise<boolean> {
+    const revoked = await this.keys.revoke(id);
+    this.hub.closeWhere((s) => s.keyId === id);
+    return revoked;
+  }
+
+  /** Cuts off streams whose key was revoked since the last sweep, by any process. */
+  private async sweepRevoked(): Promise<void> {
+    if (this.hub.size === 0) return;
+    const started = new Date();
+    // Overlap the window a little: a revocation committed during the last sweep is not missed.
+    const since = new Date(Date.parse(this.lastSweep) - 5_000).toISOString();
+    try {
+      const revoked = new Set(await this.store.keysRevokedSince(since));
+      if (revoked.size > 0) this.hub.closeWhere((s) => revoked.has(s.keyId));
+      this.lastSweep = started.toISOString();
+    } catch (error) {
+      this.app.log.warn({ err: error, code: 'TG_REVOCATION_SWEEP_FAILED' }, 'revocation sweep failed');
+    }
+  }
+
+  private async sweepSessions(): Promise<void> {
+    const open = this.hub.sessionIds();
+    for (const id of await this.sessions.idleSince(Date.now() - SESSION_IDLE_MS)) {
+      if (!open.has(id)) await this.sessions.delete(id);
+    }
+  }
+
+  /**
+   * Graceful shutdown: stop accepting, close event streams, let in-flight calls finish (bounded by
+   * TOOLGATE_SHUTDOWN_GRACE_MS), then close the store.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const timer of this.timers) clearInterval(timer);
+      this.hub.closeWhere(() => true);
+      const grace = setTimeout(() => this.app.server.closeAllConnections(), this.config.shutdownGraceMs);
+      try {
+        await this.app.close();
+      } finally {
+        clearTimeout(grace);
+      }
+      await this.modern.close();
+      await this.store.close();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,61 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { GatewayError } from '../errors.js';
+import { serializers } from './log.js';
+
+/** Largest request body read (bytes); MCP messages are small, tool arguments rarely more than KBs. */
+export const BODY_LIMIT = 4 * 1024 * 1024;
+
+const FASTIFY_CODES: Record<string, GatewayError['code']> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'TG_ERR_UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'TG_ERR_PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'TG_ERR_BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'TG_ERR_BAD_REQUEST',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'TG_ERR_BAD_REQUEST',
+};
+
+/**
+ * The Fastify instance with the gateway's logging and error conventions: every refusal is
+ * `{ error: { code, message } }` from the catalogue, with no stack trace; unexpected errors are
+ * logged with the request id and answered as TG_ERR_INTERNAL.
+ */
+export function createApp(options: { logLevel: string; logStream?: DestinationStream }): FastifyInstance {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      serializers,
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: BODY_LIMIT,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const code = (error as { code?: string }).code;
+    const known =
+      error instanceof GatewayError
+        ? error
+        : code !== undefined && FASTIFY_CODES[code]
+          ? new GatewayError(FASTIFY_CODES[code])
+          : undefined;
+    if (known) {
+      request.log.info({ code: known.code, status: known.status }, 'request refused');
+      if (known.headers) void reply.headers(known.headers);
+      return reply.code(known.status).type('application/json').send(known.toBody());
+    }
+    request.log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'unhandled error');
+    const internal = new GatewayError(
+      'TG_ERR_INTERNAL',
+      `Internal error. The operator can find it in the log under request id ${request.id}.`,
+    );
+    return reply.code(500).type('application/json').send(internal.toBody());
+  });
+
+  app.setNotFoundHandler((_request, reply) => {
+    const error = new GatewayError('TG_ERR_NOT_FOUND');
+    return reply.code(404).type('application/json').send(error.toBody());
+  });
+
+  return app;
+}

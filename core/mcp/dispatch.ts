@@ -1,0 +1,91 @@
+import type { Caller } from '../auth/caller.js';
+import type { ToolService } from '../tools/service.js';
+import { ToolCallError } from '../tools/types.js';
+import { encodeError, encodeResult, RPC, SERVER_INFO, type JsonRpcId } from './protocol.js';
+
+/**
+ * The lean JSON-RPC path: answers the methods an agent calls all the time (tools/list, tools/call,
+ * ping) without building an SDK server per request. The 2025-era sessions and the 2024 SSE
+ * transport use it for every request; the 2026-07-28 leg uses it for tools/list and tools/call
+ * once the SDK's own classifier has validated the envelope (see modern.ts), and the SDK for the rest.
+ */
+export type Era = 'legacy' | 'modern';
+
+export interface RpcRequest {
+  id: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+// Fields 2026-07-28 results carry (resultType, server identity); 2025-era results carry none.
+const MODERN_RESULT_TAIL = `"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}`;
+const MODERN_LIST_TAIL = `"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${JSON.stringify({
+  'io.modelcontextprotocol/serverInfo': SERVER_INFO,
+})}`;
+
+/** The methods this path answers; anything else goes to the SDK (modern) or is not found (legacy). */
+export const LEAN_METHODS = new Set(['tools/list', 'tools/call', 'ping']);
+
+function withTail(objectJson: string, tail: string): string {
+  return objectJson === '{}' ? `{${tail}}` : `${objectJson.slice(0, -1)},${tail}}`;
+}
+
+/** Answers one JSON-RPC request with the encoded response. Never throws for protocol errors. */
+export async function dispatch(
+  request: RpcRequest,
+  caller: Caller,
+  tools: ToolService,
+  era: Era,
+  signal?: AbortSignal,
+): Promise<string> {
+  const { id, method, params } = request;
+  try {
+    switch (method) {
+      case 'ping':
+        return encodeResult(id, era === 'modern' ? withTail('{}', MODERN_RESULT_TAIL) : '{}');
+      case 'tools/list': {
+        const list = `{"tools":${await tools.listJson(caller)}}`;
+        return encodeResult(id, era === 'modern' ? withTail(list, MODERN_LIST_TAIL) : list);
+      }
+      case 'tools/call': {
+        const name = params?.name;
+        if (typeof name !== 'string')
+          return encodeError(id, RPC.INVALID_PARAMS, 'tools/call needs params.name (a string).');
+        const result = JSON.stringify(await tools.call(caller, name, params?.arguments, signal));
+        return encodeResult(id, era === 'modern' ? withTail(result, MODERN_RESULT_TAIL) : result);
+      }
+      default:
+        return encodeError(id, RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
+    }
+  } catch (error) {
+    if (error instanceof ToolCallError) return encodeError(id, error.code, error.message);
+    throw error;
+  }
+}
+
+/** Whether a parsed message is a JSON-RPC request (has an id and a method). */
+export function isRequest(message: unknown): message is RpcRequest {
+  if (typeof message !== 'object' || message === null) return false;
+  const m = message as Record<string, unknown>;
+  return (
+    m.jsonrpc === '2.0' &&
+    typeof m.method === 'string' &&
+    (typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id))) &&
+    (m.params === undefined ||
+      (typeof m.params === 'object' && m.params !== null && !Array.isArray(m.params)))
+  );
+}
+
+/** Whether a parsed message is a JSON-RPC notification (a method, no id). */
+export function isNotification(message: unknown): boolean {
+  if (typeof message !== 'object' || message === null) return false;
+  const m = message as Record<string, unknown>;
+  return m.jsonrpc === '2.0' && typeof m.method === 'string' && !('id' in m);
+}
+
+/** Whether a parsed message is a JSON-RPC response (a client answering a server request). */
+export function isResponse(message: unknown): boolean {
+  if (typeof message !== 'object' || message === null) return false;
+  const m = message as Record<string, unknown>;
+  return m.jsonrpc === '2.0' && 'id' in m && ('result' in m || 'error' in m) && !('method' in m);
+}

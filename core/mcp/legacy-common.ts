@@ -1,0 +1,75 @@
+import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../auth/caller.js';
+import { GatewayError } from '../errors.js';
+import type { ToolService } from '../tools/service.js';
+import { dispatch, isNotification, isRequest, isResponse, type RpcRequest } from './dispatch.js';
+import { encodeError, RPC } from './protocol.js';
+import type { SessionRecord, SessionStore } from './sessions.js';
+
+/** What both older transports (2025 Streamable HTTP, 2024 HTTP+SSE) share. */
+export interface LegacyDeps {
+  sessions: SessionStore;
+  tools: ToolService;
+  onError: (error: unknown, request: FastifyRequest) => void;
+}
+
+/** How often a session's lastSeenAt is written; every request would be a write per call. */
+const TOUCH_INTERVAL_MS = 30_000;
+
+export function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The session a request names, when it belongs to this caller. A session presented with another
+ * client's key, or from another scope, is answered exactly like an unknown one (404): it is never
+ * served and its existence is not revealed.
+ */
+export async function ownedSession(
+  deps: LegacyDeps,
+  id: string,
+  caller: Caller,
+  transport: SessionRecord['transport'],
+): Promise<SessionRecord> {
+  const session = await deps.sessions.get(id);
+  if (
+    !session ||
+    session.transport !== transport ||
+    session.clientId !== caller.clientId ||
+    session.scopeKey !== caller.scopeKey
+  ) {
+    throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
+  }
+  const now = Date.now();
+  if (now - session.lastSeenAt > TOUCH_INTERVAL_MS) await deps.sessions.update(id, { lastSeenAt: now });
+  return session;
+}
+
+/** Splits a POSTed body into JSON-RPC messages; a body that is not JSON-RPC is a 400. */
+export function messagesOf(body: unknown, allowBatch: boolean): unknown[] {
+  const messages = Array.isArray(body) && allowBatch ? body : [body];
+  if (messages.length === 0 || !messages.every((m) => isRequest(m) || isNotification(m) || isResponse(m))) {
+    throw new GatewayError('TG_ERR_BAD_REQUEST');
+  }
+  return messages;
+}
+
+/** Answers one request on the lean path; an unexpected failure becomes a JSON-RPC internal error. */
+export async function answer(
+  deps: LegacyDeps,
+  request: FastifyRequest,
+  message: RpcRequest,
+  caller: Caller,
+): Promise<string> {
+  try {
+    return await dispatch(message, caller, deps.tools, 'legacy');
+  } catch (error) {
+    deps.onError(error, request);
+    return encodeError(message.id, RPC.INTERNAL_ERROR, `Internal error (request ${request.id}).`);
+  }
+}
+
+export function isInitialize(message: unknown): message is RpcRequest {
+  return isRequest(message) && message.method === 'initialize';
+}

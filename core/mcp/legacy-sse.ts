@@ -1,0 +1,93 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../auth/caller.js';
+import { GatewayError } from '../errors.js';
+import { isRequest } from './dispatch.js';
+import { answer, isInitialize, messagesOf, ownedSession, type LegacyDeps } from './legacy-common.js';
+import {
+  encodeResult,
+  INSTRUCTIONS,
+  negotiateLegacyVersion,
+  SERVER_CAPABILITIES,
+  SERVER_INFO,
+} from './protocol.js';
+import { newSessionId } from './sessions.js';
+import { SseWriter, type StreamHub } from './streams.js';
+
+export interface LegacySseDeps extends LegacyDeps {
+  hub: StreamHub;
+  /** Path of the public base URL ('' or '/prefix'), so the endpoint event works behind a proxy. */
+  basePath: string;
+}
+
+/**
+ * The 2024-11-05 HTTP+SSE transport, as a thin adapter over the same request handling: a GET
+ * opens the stream and its `endpoint` event names where to POST; each POSTed message is accepted
+ * with 202 and answered on the stream. The v2 SDK has no SSE server transport, hence ours.
+ */
+export class LegacySseLeg {
+  private readonly writers = new Map<string, SseWriter>();
+
+  constructor(private readonly deps: LegacySseDeps) {}
+
+  async open(reply: FastifyReply, caller: Caller): Promise<void> {
+    const id = newSessionId();
+    await this.deps.sessions.create({
+      id,
+      transport: 'sse',
+      clientId: caller.clientId,
+      scope: caller.scope,
+      scopeKey: caller.scopeKey,
+      protocolVersion: undefined,
+      lastSeenAt: Date.now(),
+    });
+    void reply.hijack();
+    const writer = new SseWriter(reply.raw, {});
+    this.writers.set(id, writer);
+    const unregister = this.deps.hub.add({
+      keyId: caller.keyId,
+      scopeKey: caller.scopeKey,
+      sessionId: id,
+      send: (json) => writer.send(json),
+      keepAlive: () => writer.write(': keep-alive\n\n'),
+      close: () => writer.close(),
+    });
+    writer.onClose(() => {
+      unregister();
+      this.writers.delete(id);
+      void this.deps.sessions.delete(id);
+    });
+    // The scope parameters ride along so each POST resolves to the session's own scope; the key
+    // travels in headers, never in this URL.
+    const query = new URLSearchParams({ sessionId: id });
+    if (caller.scope.orgId !== null) query.set('org_id', caller.scope.orgId);
+    if (caller.scope.userId !== null) query.set('user_id', caller.scope.userId);
+    writer.write(`event: endpoint\ndata: ${this.deps.basePath}/mcp/messages?${query.toString()}\n\n`);
+  }
+
+  async post(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: Caller,
+    sessionId: string,
+  ): Promise<FastifyReply> {
+    const session = await ownedSession(this.deps, sessionId, caller, 'sse');
+    const writer = this.writers.get(session.id);
+    if (!writer) throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
+    const [message] = messagesOf(request.body, false);
+    void reply.code(202).type('text/plain').send('Accepted');
+    if (isInitialize(message)) {
+      const protocolVersion = negotiateLegacyVersion(message.params?.protocolVersion);
+      await this.deps.sessions.update(session.id, { protocolVersion });
+      const result = JSON.stringify({
+        protocolVersion,
+        capabilities: SERVER_CAPABILITIES,
+        serverInfo: SERVER_INFO,
+        instructions: INSTRUCTIONS,
+      });
+      writer.send(encodeResult(message.id, result));
+    } else if (isRequest(message)) {
+      writer.send(await answer(this.deps, request, message, caller));
+    }
+    return reply;
+  }
+}

@@ -1,0 +1,208 @@
+import {
+  classifyInboundRequest,
+  createMcpHandler,
+  ProtocolError,
+  Server,
+  type AuthInfo,
+  type InboundClassificationOutcome,
+  type McpHttpHandler,
+  type McpRequestContext,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../auth/caller.js';
+import type { ToolService } from '../tools/service.js';
+import { ToolCallError } from '../tools/types.js';
+import { dispatch, LEAN_METHODS } from './dispatch.js';
+import { header } from './legacy-common.js';
+import { INSTRUCTIONS, SERVER_CAPABILITIES, SERVER_INFO } from './protocol.js';
+import type { StreamHub } from './streams.js';
+
+export interface ModernDeps {
+  tools: ToolService;
+  hub: StreamHub;
+  onError: (error: unknown) => void;
+}
+
+/** Classifies a POST the way createMcpHandler would (its own exported classifier). */
+export function classify(request: FastifyRequest): InboundClassificationOutcome {
+  const input: Parameters<typeof classifyInboundRequest>[0] = { httpMethod: 'POST', body: request.body };
+  const version = header(request, 'mcp-protocol-version');
+  const method = header(request, 'mcp-method');
+  const name = header(request, 'mcp-name');
+  if (version !== undefined) input.protocolVersionHeader = version;
+  if (method !== undefined) input.mcpMethodHeader = method;
+  if (name !== undefined) input.mcpNameHeader = name;
+  return classifyInboundRequest(input);
+}
+
+function callerOf(authInfo: AuthInfo | undefined): Caller {
+  const caller = authInfo?.extra?.caller as Caller | undefined;
+  if (!caller) throw new Error('Modern MCP request reached the server factory without a caller');
+  return caller;
+}
+
+/**
+ * The 2026-07-28 leg, built on the SDK's createMcpHandler with a per-request server factory.
+ * tools/list and tools/call (and ping) take the lean path once the SDK's classifier has validated
+ * the request envelope and headers; everything else (server/discover, error answers, listen
+ * streams) is the SDK's. The SDK's `notify` reaches every listen stream of a handler with no notion
+ * of scope, so `subscriptions/listen` is served by a handler per scope, kept while it has streams.
+ */
+export class ModernLeg {
+  private readonly validator = new AjvJsonSchemaValidator();
+  /** The handler serving every modern request but listen streams. */
+  readonly sharedHandler: McpHttpHandler;
+  private readonly listeners = new Map<string, { handler: McpHttpHandler; streams: number }>();
+
+  constructor(private readonly deps: ModernDeps) {
+    this.sharedHandler = this.createHandler();
+  }
+
+  private createHandler(): McpHttpHandler {
+    return createMcpHandler((ctx) => this.server(ctx), {
+      legacy: 'reject',
+      onerror: (error) => this.deps.onError(error),
+    });
+  }
+
+  private server(ctx: McpRequestContext): Server {
+    const caller = callerOf(ctx.authInfo);
+    const server = new Server(SERVER_INFO, {
+      capabilities: SERVER_CAPABILITIES,
+      instructions: INSTRUCTIONS,
+      // One validator for every instance: each Server would otherwise build its own Ajv.
+      jsonSchemaValidator: this.validator,
+    });
+    server.setRequestHandler('tools/list', async () => ({
+      tools: JSON.parse(await this.deps.tools.listJson(caller)) as never[],
+    }));
+    server.setRequestHandler('tools/call', async (request, handlerCtx) => {
+      try {
+        return await this.deps.tools.call(
+          caller,
+          request.params.name,
+          request.params.arguments,
+          handlerCtx.mcpReq.signal,
+        );
+      } catch (error) {
+        if (error instanceof ToolCallError) throw new ProtocolError(error.code, error.message);
+        throw error;
+      }
+    });
+    return server;
+  }
+
+  /** Serves one classified modern POST. */
+  async post(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: Caller,
+    route: Extract<InboundClassificationOutcome, { kind: 'modern' }>,
+  ): Promise<void> {
+    if (route.messageKind === 'request' && LEAN_METHODS.has(route.message.method)) {
+      const abort = new AbortController();
+      reply.raw.on('close', () => abort.abort());
+      const body = await dispatch(
+        {
+          id: route.message.id,
+          method: route.message.method,
+          params: route.message.params as Record<string, unknown>,
+        },
+        caller,
+        this.deps.tools,
+        'modern',
+        abort.signal,
+      );
+      await reply.code(200).type('application/json').send(body);
+      return;
+    }
+    if (route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {
+      await this.listen(request, reply, caller);
+      return;
+    }
+    await this.forward(this.sharedHandler, request, reply, caller);
+  }
+
+  /** Requests the lean path does not take (or that the classifier rejected): the SDK answers. */
+  async forward(
+    handler: McpHttpHandler,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: Caller,
+    onEnd?: () => void,
+  ): Promise<void> {
+    const abort = new AbortController();
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const webRequest = new Request(`http://gateway${request.url}`, {
+      method: 'POST',
+      headers,
+      signal: abort.signal,
+    });
+    const authInfo: AuthInfo = {
+      token: caller.keyId,
+      clientId: caller.clientId,
+      scopes: [],
+      extra: { caller },
+    };
+    const response = await handler.fetch(webRequest, { authInfo, parsedBody: request.body });
+    void reply.hijack();
+    const res = reply.raw;
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.on('close', () => {
+      abort.abort();
+      onEnd?.();
+    });
+    if (!response.body) {
+      res.end();
+      return;
+    }
+    const body = response.body;
+    const pump = async (): Promise<void> => {
+      for await (const chunk of body as AsyncIterable<Uint8Array>) res.write(chunk);
+      res.end();
+    };
+    pump().catch(() => res.destroy());
+  }
+
+  private async listen(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<void> {
+    let entry = this.listeners.get(caller.scopeKey);
+    if (!entry) {
+      entry = { handler: this.createHandler(), streams: 0 };
+      this.listeners.set(caller.scopeKey, entry);
+    }
+    const current = entry;
+    current.streams++;
+    let unregister = (): void => {};
+    const ended = (): void => {
+      unregister();
+      if (--current.streams === 0 && this.listeners.get(caller.scopeKey) === current) {
+        this.listeners.delete(caller.scopeKey);
+        void current.handler.close();
+      }
+    };
+    await this.forward(current.handler, request, reply, caller, ended);
+    unregister = this.deps.hub.add({
+      keyId: caller.keyId,
+      scopeKey: caller.scopeKey,
+      close: () => reply.raw.destroy(),
+    });
+    if (reply.raw.destroyed) unregister();
+  }
+
+  /** Tells this scope's listen streams that its tool list changed. */
+  toolsChanged(scopeKey: string): void {
+    this.listeners.get(scopeKey)?.handler.notify.toolsChanged();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([
+      this.sharedHandler.close(),
+      ...[...this.listeners.values()].map((e) => e.handler.close()),
+    ]);
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,52 @@
+import packageJson from '../../package.json' with { type: 'json' };
+
+const { version } = packageJson;
+
+/** What the gateway calls itself on the wire. */
+export const SERVER_INFO = { name: 'toolgate', version } as const;
+
+/** The modern revision, served stateless through the SDK's createMcpHandler. */
+export const MODERN_VERSION = '2026-07-28';
+
+/** 2025-era Streamable HTTP and 2024-11-05 HTTP+SSE revisions, newest first; ours to serve. */
+export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
+export const DEFAULT_LEGACY_VERSION = '2025-03-26';
+
+export const SERVER_CAPABILITIES = { tools: { listChanged: true } } as const;
+
+export const INSTRUCTIONS =
+  'Toolgate gives you the tools of many SaaS providers through this one server. Call list_providers to see what can be connected, connect_provider to connect one, inspect_provider to see what a provider can do, and report_problem when something does not work.';
+
+/** The version a 2025-era initialize is answered with: the client's own when we speak it. */
+export function negotiateLegacyVersion(requested: unknown): string {
+  return typeof requested === 'string' && (LEGACY_VERSIONS as readonly string[]).includes(requested)
+    ? requested
+    : LEGACY_VERSIONS[0];
+}
+
+export type JsonRpcId = string | number;
+
+/** JSON-RPC error codes used on the wire. */
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+} as const;
+
+/** A JSON-RPC success response around an already-encoded result. */
+export function encodeResult(id: JsonRpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
+export function encodeError(id: JsonRpcId | null, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+/** The SSE frame carrying one JSON-RPC message. */
+export function sseMessage(json: string): string {
+  return `event: message\ndata: ${json}\n\n`;
+}
+
+export const TOOLS_LIST_CHANGED = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}';

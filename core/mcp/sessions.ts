@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import type { Scope } from '../store/types.js';
+
+/**
+ * A 2025-era Streamable HTTP or 2024-11-05 SSE session. Deliberately small (a few strings), and
+ * plain data behind an interface, so a shared store can hold sessions when several processes serve
+ * one deployment; only the open event stream itself is process-local (see streams.ts).
+ */
+export interface SessionRecord {
+  id: string;
+  transport: 'streamable' | 'sse';
+  clientId: string;
+  scope: Scope;
+  scopeKey: string;
+  /** Set by initialize; undefined on an SSE session until the client initializes. */
+  protocolVersion: string | undefined;
+  /** Milliseconds since the epoch of the last request on this session. */
+  lastSeenAt: number;
+}
+
+export interface SessionStore {
+  create(record: SessionRecord): Promise<void>;
+  get(id: string): Promise<SessionRecord | undefined>;
+  update(id: string, changes: Partial<Pick<SessionRecord, 'protocolVersion' | 'lastSeenAt'>>): Promise<void>;
+  delete(id: string): Promise<void>;
+  /** Ids of sessions idle since before `before` (ms), for expiry. */
+  idleSince(before: number): Promise<string[]>;
+}
+
+/** Session ids: 128 random bits, visible ASCII as the spec asks. */
+export function newSessionId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** The in-process session store (one process serves the deployment). */
+export class MemorySessionStore implements SessionStore {
+  private readonly sessions = new Map<string, SessionRecord>();
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  create(record: SessionRecord): Promise<void> {
+    this.sessions.set(record.id, record);
+    return Promise.resolve();
+  }
+
+  get(id: string): Promise<SessionRecord | undefined> {
+    return Promise.resolve(this.sessions.get(id));
+  }
+
+  update(id: string, changes: Partial<Pick<SessionRecord, 'protocolVersion' | 'lastSeenAt'>>): Promise<void> {
+    const record = this.sessions.get(id);
+    if (record) Object.assign(record, changes);
+    return Promise.resolve();
+  }
+
+  delete(id: string): Promise<void> {
+    this.sessions.delete(id);
+    return Promise.resolve();
+  }
+
+  idleSince(before: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (const record of this.sessions.values()) if (record.lastSeenAt < before) ids.push(record.id);
+    return Promise.resolve(ids);
+  }
+}

@@ -1,0 +1,146 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../auth/caller.js';
+import { GatewayError } from '../errors.js';
+import { isRequest, type RpcRequest } from './dispatch.js';
+import { answer, header, isInitialize, messagesOf, ownedSession, type LegacyDeps } from './legacy-common.js';
+import {
+  encodeResult,
+  INSTRUCTIONS,
+  LEGACY_VERSIONS,
+  negotiateLegacyVersion,
+  SERVER_CAPABILITIES,
+  SERVER_INFO,
+  sseMessage,
+} from './protocol.js';
+import { newSessionId } from './sessions.js';
+import { SseWriter, type StreamHub } from './streams.js';
+
+export interface StreamableDeps extends LegacyDeps {
+  hub: StreamHub;
+}
+
+function acceptsJson(request: FastifyRequest): boolean {
+  const accept = header(request, 'accept') ?? '*/*';
+  return (
+    accept.includes('application/json') || accept.includes('*/*') || !accept.includes('text/event-stream')
+  );
+}
+
+/**
+ * The 2025-era Streamable HTTP transport (2025-03-26 … 2025-11-25) with sessions: POST carries
+ * requests (answered as JSON, or as a one-shot SSE stream to clients that accept only that), GET
+ * opens the session's notification stream, DELETE ends the session. The SDK's own 2025 leg is
+ * stateless, so this one is ours (issue 2); requests are answered on the lean path (dispatch.ts).
+ */
+export class StreamableLeg {
+  /** Session id -> its open GET stream (process-local; the session record may live elsewhere). */
+  private readonly getStreams = new Map<string, SseWriter>();
+
+  constructor(private readonly deps: StreamableDeps) {}
+
+  async post(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+    const version = header(request, 'mcp-protocol-version');
+    if (version !== undefined && !(LEGACY_VERSIONS as readonly string[]).includes(version)) {
+      throw new GatewayError(
+        'TG_ERR_BAD_REQUEST',
+        `Unsupported MCP-Protocol-Version: ${version}. Supported: ${LEGACY_VERSIONS.join(', ')}, 2026-07-28.`,
+      );
+    }
+    const sessionId = header(request, 'mcp-session-id');
+    // 2025-03-26 allowed JSON-RPC batches; later revisions removed them.
+    const messages = messagesOf(request.body, version === undefined || version === '2025-03-26');
+    if (messages.some(isInitialize)) {
+      if (messages.length !== 1)
+        throw new GatewayError('TG_ERR_BAD_REQUEST', 'initialize must be sent alone, not in a batch.');
+      return this.initialize(request, reply, caller, messages[0] as RpcRequest);
+    }
+    // Without a session id the request is served statelessly (clients that never initialize);
+    // with one, it must be a live session of this caller.
+    if (sessionId !== undefined) await ownedSession(this.deps, sessionId, caller, 'streamable');
+    const requests = messages.filter(isRequest);
+    if (requests.length === 0) return reply.code(202).send();
+    const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, caller)));
+    if (acceptsJson(request)) {
+      const body = Array.isArray(request.body) ? `[${answers.join(',')}]` : answers[0]!;
+      return reply.code(200).type('application/json').send(body);
+    }
+    return reply
+      .code(200)
+      .header('content-type', 'text/event-stream')
+      .header('cache-control', 'no-cache')
+      .send(answers.map(sseMessage).join(''));
+  }
+
+  private async initialize(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: Caller,
+    message: RpcRequest,
+  ): Promise<FastifyReply> {
+    const protocolVersion = negotiateLegacyVersion(message.params?.protocolVersion);
+    const id = newSessionId();
+    await this.deps.sessions.create({
+      id,
+      transport: 'streamable',
+      clientId: caller.clientId,
+      scope: caller.scope,
+      scopeKey: caller.scopeKey,
+      protocolVersion,
+      lastSeenAt: Date.now(),
+    });
+    const result = JSON.stringify({
+      protocolVersion,
+      capabilities: SERVER_CAPABILITIES,
+      serverInfo: SERVER_INFO,
+      instructions: INSTRUCTIONS,
+    });
+    const body = encodeResult(message.id, result);
+    void reply.header('mcp-session-id', id);
+    if (acceptsJson(request)) return reply.code(200).type('application/json').send(body);
+    return reply
+      .code(200)
+      .header('content-type', 'text/event-stream')
+      .header('cache-control', 'no-cache')
+      .send(sseMessage(body));
+  }
+
+  /** GET with a session id: the stream on which this session receives notifications. */
+  async openStream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    caller: Caller,
+    sessionId: string,
+  ): Promise<void> {
+    const session = await ownedSession(this.deps, sessionId, caller, 'streamable');
+    if (!(header(request, 'accept') ?? '').includes('text/event-stream')) {
+      throw new GatewayError(
+        'TG_ERR_NOT_ACCEPTABLE',
+        'The session stream is served as text/event-stream; send Accept: text/event-stream.',
+      );
+    }
+    if (this.getStreams.has(session.id)) throw new GatewayError('TG_ERR_STREAM_CONFLICT');
+    void reply.hijack();
+    const writer = new SseWriter(reply.raw, { 'mcp-session-id': session.id });
+    this.getStreams.set(session.id, writer);
+    const unregister = this.deps.hub.add({
+      keyId: caller.keyId,
+      scopeKey: caller.scopeKey,
+      sessionId: session.id,
+      send: (json) => writer.send(json),
+      keepAlive: () => writer.write(': keep-alive\n\n'),
+      close: () => writer.close(),
+    });
+    writer.onClose(() => {
+      unregister();
+      if (this.getStreams.get(session.id) === writer) this.getStreams.delete(session.id);
+    });
+  }
+
+  /** DELETE with a session id: ends the session and closes its stream. */
+  async end(reply: FastifyReply, caller: Caller, sessionId: string): Promise<FastifyReply> {
+    const session = await ownedSession(this.deps, sessionId, caller, 'streamable');
+    await this.deps.sessions.delete(session.id);
+    this.getStreams.get(session.id)?.close();
+    return reply.code(200).send();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Numbered, forward-only migrations. Each is applied once, in order, inside a transaction, and
+ * recorded in schema_migrations. Never edit a released migration: add the next number.
+ * Portable SQL only (TEXT ids and ISO timestamps; no SQLite-only types), so a PostgreSQL store
+ * can run the same statements.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'clients, keys, scopes, reports',
+    sql: `
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE clients (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE key_hash_secrets (
+  version INTEGER PRIMARY KEY,
+  sealed TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  client_id TEXT NOT NULL REFERENCES clients(id),
+  type TEXT NOT NULL CHECK (type IN ('solo', 'client', 'platform')),
+  hash TEXT NOT NULL,
+  hash_version INTEGER NOT NULL REFERENCES key_hash_secrets(version),
+  hint TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  last_used_at TEXT,
+  revoked_at TEXT
+);
+CREATE UNIQUE INDEX api_keys_hash ON api_keys(hash_version, hash);
+CREATE INDEX api_keys_revoked ON api_keys(revoked_at);
+CREATE TABLE scopes (
+  id TEXT PRIMARY KEY,
+  client_id TEXT NOT NULL REFERENCES clients(id),
+  org_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (client_id, org_id, user_id)
+);
+CREATE TABLE reports (
+  id TEXT PRIMARY KEY,
+  scope_id TEXT NOT NULL REFERENCES scopes(id),
+  summary TEXT NOT NULL,
+  details TEXT,
+  provider TEXT,
+  tool TEXT,
+  created_at TEXT NOT NULL,
+  resolved_at TEXT
+);
+CREATE INDEX reports_scope ON reports(scope_id, created_at);
+CREATE INDEX reports_created ON reports(created_at);
+`,
+  },
+];

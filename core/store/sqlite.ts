@@ -1,0 +1,302 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { KeyType } from '../auth/keys.js';
+import { newId } from './ids.js';
+import { MIGRATIONS } from './migrations.js';
+import type {
+  ApiKeyRecord,
+  ClientRecord,
+  HashSecretRecord,
+  NewApiKey,
+  NewReport,
+  ReportRecord,
+  Scope,
+  Store,
+} from './types.js';
+
+interface KeyRow {
+  id: string;
+  client_id: string;
+  client_name: string;
+  type: KeyType;
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+interface ReportRow {
+  id: string;
+  client_id: string;
+  org_id: string;
+  user_id: string;
+  summary: string;
+  details: string | null;
+  provider: string | null;
+  tool: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+const KEY_COLUMNS = `k.id, k.client_id, c.name AS client_name, k.type, k.hint, k.created_at, k.last_used_at, k.revoked_at`;
+const REPORT_COLUMNS = `r.id, s.client_id, s.org_id, s.user_id, r.summary, r.details, r.provider, r.tool, r.created_at, r.resolved_at`;
+
+function keyRecord(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    clientName: row.client_name,
+    type: row.type,
+    hint: row.hint,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function reportRecord(row: ReportRow): ReportRecord {
+  return {
+    id: row.id,
+    scope: { clientId: row.client_id, orgId: row.org_id || null, userId: row.user_id || null },
+    summary: row.summary,
+    details: row.details,
+    provider: row.provider,
+    tool: row.tool,
+    createdAt: row.created_at,
+    resolvedAt: row.resolved_at,
+  };
+}
+
+/** Scope columns never hold NULL (so the UNIQUE constraint holds): '' stands for "not set". */
+function scopeColumns(scope: Scope): [string, string, string] {
+  return [scope.clientId, scope.orgId ?? '', scope.userId ?? ''];
+}
+
+/**
+ * The embedded default store: one SQLite file in WAL mode, foreign keys on, a busy timeout so the
+ * CLI and a running server can share the file. better-sqlite3 is synchronous; each statement is
+ * prepared once and answers in microseconds, so the async facade costs one microtask.
+ */
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly scopeIds = new Map<string, string>();
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('synchronous = NORMAL');
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  migrate(): Promise<number[]> {
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    const applied = new Set(
+      (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+        (r) => r.version,
+      ),
+    );
+    const now: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      this.db
+        .transaction(() => {
+          this.db.exec(migration.sql);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(migration.version, migration.name, new Date().toISOString());
+        })
+        .immediate();
+      now.push(migration.version);
+    }
+    return Promise.resolve(now);
+  }
+
+  ping(): Promise<boolean> {
+    try {
+      return Promise.resolve(this.stmt('SELECT 1 AS ok').get() !== undefined);
+    } catch {
+      return Promise.resolve(false);
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.db.open) this.db.close();
+    return Promise.resolve();
+  }
+
+  getMeta(key: string): Promise<string | undefined> {
+    const row = this.stmt('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+    return Promise.resolve(row?.value);
+  }
+
+  setMetaOnce(key: string, value: string): Promise<boolean> {
+    const result = this.stmt('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING').run(
+      key,
+      value,
+    );
+    return Promise.resolve(result.changes === 1);
+  }
+
+  listHashSecrets(): Promise<HashSecretRecord[]> {
+    return Promise.resolve(
+      this.stmt('SELECT version, sealed FROM key_hash_secrets ORDER BY version').all() as HashSecretRecord[],
+    );
+  }
+
+  insertHashSecret(secret: HashSecretRecord): Promise<boolean> {
+    const result = this.stmt(
+      'INSERT INTO key_hash_secrets (version, sealed, created_at) VALUES (?, ?, ?) ON CONFLICT (version) DO NOTHING',
+    ).run(secret.version, secret.sealed, new Date().toISOString());
+    return Promise.resolve(result.changes === 1);
+  }
+
+  createClient(name: string): Promise<ClientRecord> {
+    const record = { id: newId('cli'), name, createdAt: new Date().toISOString() };
+    this.stmt('INSERT INTO clients (id, name, created_at) VALUES (?, ?, ?)').run(
+      record.id,
+      record.name,
+      record.createdAt,
+    );
+    return Promise.resolve(record);
+  }
+
+  findClientByName(name: string): Promise<ClientRecord | undefined> {
+    const row = this.stmt('SELECT id, name, created_at AS createdAt FROM clients WHERE name = ?').get(name);
+    return Promise.resolve(row as ClientRecord | undefined);
+  }
+
+  listClients(): Promise<ClientRecord[]> {
+    return Promise.resolve(
+      this.stmt(
+        'SELECT id, name, created_at AS createdAt FROM clients ORDER BY name',
+      ).all() as ClientRecord[],
+    );
+  }
+
+  insertApiKey(key: NewApiKey): Promise<void> {
+    this.stmt(
+      'INSERT INTO api_keys (id, client_id, type, hash, hash_version, hint, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(key.id, key.clientId, key.type, key.hash, key.hashVersion, key.hint, new Date().toISOString());
+    return Promise.resolve();
+  }
+
+  findApiKeyByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.stmt(
+      `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN clients c ON c.id = k.client_id WHERE k.hash_version = ? AND k.hash = ?`,
+    ).get(hashVersion, hash) as KeyRow | undefined;
+    return Promise.resolve(row && keyRecord(row));
+  }
+
+  getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.stmt(
+      `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN clients c ON c.id = k.client_id WHERE k.id = ?`,
+    ).get(id) as KeyRow | undefined;
+    return Promise.resolve(row && keyRecord(row));
+  }
+
+  listApiKeys(): Promise<ApiKeyRecord[]> {
+    const rows = this.stmt(
+      `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN clients c ON c.id = k.client_id ORDER BY k.created_at, k.id`,
+    ).all() as KeyRow[];
+    return Promise.resolve(rows.map(keyRecord));
+  }
+
+  revokeApiKey(id: string, at: string): Promise<boolean> {
+    const result = this.stmt('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(
+      at,
+      id,
+    );
+    return Promise.resolve(result.changes === 1);
+  }
+
+  keysRevokedSince(since: string): Promise<string[]> {
+    const rows = this.stmt('SELECT id FROM api_keys WHERE revoked_at >= ?').all(since) as { id: string }[];
+    return Promise.resolve(rows.map((r) => r.id));
+  }
+
+  touchApiKey(id: string, at: string): Promise<void> {
+    this.stmt('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id);
+    return Promise.resolve();
+  }
+
+  ensureScope(scope: Scope): Promise<string> {
+    const columns = scopeColumns(scope);
+    const cacheKey = columns.join('\u0000');
+    const cached = this.scopeIds.get(cacheKey);
+    if (cached) return Promise.resolve(cached);
+    this.stmt(
+      'INSERT INTO scopes (id, client_id, org_id, user_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (client_id, org_id, user_id) DO NOTHING',
+    ).run(newId('scp'), ...columns, new Date().toISOString());
+    const row = this.stmt('SELECT id FROM scopes WHERE client_id = ? AND org_id = ? AND user_id = ?').get(
+      ...columns,
+    ) as {
+      id: string;
+    };
+    this.scopeIds.set(cacheKey, row.id);
+    return Promise.resolve(row.id);
+  }
+
+  async insertReport(scope: Scope, report: NewReport): Promise<ReportRecord> {
+    const scopeId = await this.ensureScope(scope);
+    const record: ReportRecord = {
+      ...report,
+      id: newId('rep'),
+      scope,
+      createdAt: new Date().toISOString(),
+      resolvedAt: null,
+    };
+    this.stmt(
+      'INSERT INTO reports (id, scope_id, summary, details, provider, tool, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(record.id, scopeId, record.summary, record.details, record.provider, record.tool, record.createdAt);
+    return record;
+  }
+
+  listReportsForScope(scope: Scope): Promise<ReportRecord[]> {
+    const rows = this.stmt(
+      `SELECT ${REPORT_COLUMNS} FROM reports r JOIN scopes s ON s.id = r.scope_id
+       WHERE s.client_id = ? AND s.org_id = ? AND s.user_id = ? ORDER BY r.created_at DESC, r.id`,
+    ).all(...scopeColumns(scope)) as ReportRow[];
+    return Promise.resolve(rows.map(reportRecord));
+  }
+
+  listReports(filter: { status?: 'open' | 'resolved' }): Promise<ReportRecord[]> {
+    const where =
+      filter.status === 'open'
+        ? 'WHERE r.resolved_at IS NULL'
+        : filter.status === 'resolved'
+          ? 'WHERE r.resolved_at IS NOT NULL'
+          : '';
+    const rows = this.stmt(
+      `SELECT ${REPORT_COLUMNS} FROM reports r JOIN scopes s ON s.id = r.scope_id ${where} ORDER BY r.created_at DESC, r.id`,
+    ).all() as ReportRow[];
+    return Promise.resolve(rows.map(reportRecord));
+  }
+
+  resolveReport(id: string, at: string): Promise<boolean> {
+    const result = this.stmt('UPDATE reports SET resolved_at = ? WHERE id = ? AND resolved_at IS NULL').run(
+      at,
+      id,
+    );
+    return Promise.resolve(result.changes === 1);
+  }
+}
+
+/** Opens the store named by TOOLGATE_DATABASE_URL (`sqlite:<path>`). */
+export function openStore(databaseUrl: string): Store {
+  return new SqliteStore(databaseUrl.slice('sqlite:'.length));
+}

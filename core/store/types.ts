@@ -1,0 +1,100 @@
+import type { KeyType } from '../auth/keys.js';
+
+/**
+ * The storage interface. Everything is async so that a PostgreSQL implementation can follow the
+ * SQLite one without touching callers. Every method that reads or writes per-scope data takes the
+ * scope; there is no "current user" anywhere in the store.
+ */
+
+/** Who a request acts for (SPEC.md, Identifier resolution). `null` = not set. */
+export interface Scope {
+  clientId: string;
+  orgId: string | null;
+  userId: string | null;
+}
+
+export interface ClientRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  clientId: string;
+  clientName: string;
+  type: KeyType;
+  hint: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface NewApiKey {
+  id: string;
+  clientId: string;
+  type: KeyType;
+  hash: string;
+  hashVersion: number;
+  hint: string;
+}
+
+export interface HashSecretRecord {
+  version: number;
+  sealed: string;
+}
+
+export interface NewReport {
+  summary: string;
+  details: string | null;
+  provider: string | null;
+  tool: string | null;
+}
+
+export interface ReportRecord extends NewReport {
+  id: string;
+  scope: Scope;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+export interface Store {
+  /** Applies pending migrations; returns the versions applied now. */
+  migrate(): Promise<number[]>;
+  /** True when the store answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+
+  getMeta(key: string): Promise<string | undefined>;
+  /** Sets `key` only when it has no value yet; returns whether this call set it. */
+  setMetaOnce(key: string, value: string): Promise<boolean>;
+
+  listHashSecrets(): Promise<HashSecretRecord[]>;
+  /** Inserts a hashing secret version; returns false when that version exists already. */
+  insertHashSecret(secret: HashSecretRecord): Promise<boolean>;
+
+  createClient(name: string): Promise<ClientRecord>;
+  findClientByName(name: string): Promise<ClientRecord | undefined>;
+  listClients(): Promise<ClientRecord[]>;
+
+  insertApiKey(key: NewApiKey): Promise<void>;
+  /** The key stored under this hash (any status), or undefined. */
+  findApiKeyByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined>;
+  getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
+  listApiKeys(): Promise<ApiKeyRecord[]>;
+  /** Marks a key revoked; returns false when it does not exist or was revoked already. */
+  revokeApiKey(id: string, at: string): Promise<boolean>;
+  /** Ids of keys revoked at or after `since` (ISO time), for cutting off open streams. */
+  keysRevokedSince(since: string): Promise<string[]>;
+  touchApiKey(id: string, at: string): Promise<void>;
+
+  /** The id of the scope's row, created on first use (SPEC.md: no pre-registration). */
+  ensureScope(scope: Scope): Promise<string>;
+
+  insertReport(scope: Scope, report: NewReport): Promise<ReportRecord>;
+  /** Reports filed in exactly this scope, newest first. */
+  listReportsForScope(scope: Scope): Promise<ReportRecord[]>;
+  /** Every report, newest first, for the operator. */
+  listReports(filter: { status?: 'open' | 'resolved' }): Promise<ReportRecord[]>;
+  resolveReport(id: string, at: string): Promise<boolean>;
+}

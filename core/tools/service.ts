@@ -1,0 +1,111 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { Caller } from '../auth/caller.js';
+import type { CatalogSnapshot, CompiledTool, JsonSchema, ProviderEntry } from '../catalog/types.js';
+import { validateArguments } from './args.js';
+import { INVALID_PARAMS, ToolCallError, type SystemTool, type ToolDescriptor } from './types.js';
+
+/** Runs one provider tool for a caller (the executor; connections decide the credential). */
+export type ProviderToolRunner = (
+  caller: Caller,
+  provider: ProviderEntry,
+  tool: CompiledTool,
+  args: Record<string, unknown>,
+  signal?: AbortSignal,
+) => Promise<CallToolResult>;
+
+/** Which providers' tools a scope sees besides the system tools (connected ones, `none`-auth ones). */
+export type VisibleProviders = (caller: Caller, catalog: CatalogSnapshot) => Promise<string[]>;
+
+export interface ToolServiceDeps {
+  catalog: { readonly current: CatalogSnapshot };
+  systemTools: readonly SystemTool[];
+  runProviderTool: ProviderToolRunner;
+  visibleProviders: VisibleProviders;
+}
+
+const MAX_CACHED_LISTS = 1_000;
+
+function descriptor(tool: ToolDescriptor): ToolDescriptor {
+  const out: ToolDescriptor = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+  };
+  if (tool.title !== undefined) out.title = tool.title;
+  if (tool.outputSchema !== undefined) out.outputSchema = tool.outputSchema;
+  if (tool.annotations !== undefined && Object.keys(tool.annotations).length > 0)
+    out.annotations = tool.annotations;
+  return out;
+}
+
+/**
+ * tools/list and tools/call for a caller, shared by every protocol generation. The encoded tools
+ * array is cached per (catalog version, visible provider set): serializing a 300-tool list per
+ * request costs ~6 ms of CPU, a cached string well under 0.5 ms (DESIGN.md, Performance facts).
+ */
+export class ToolService {
+  private readonly lists = new Map<string, string>();
+  private listsVersion = -1;
+  private readonly systemByName: ReadonlyMap<string, SystemTool>;
+
+  constructor(private readonly deps: ToolServiceDeps) {
+    this.systemByName = new Map(deps.systemTools.map((t) => [t.name, t]));
+  }
+
+  /** The JSON text of the `tools` array this caller sees. */
+  async listJson(caller: Caller): Promise<string> {
+    const catalog = this.deps.catalog.current;
+    const visible = await this.deps.visibleProviders(caller, catalog);
+    if (this.listsVersion !== catalog.version) {
+      this.lists.clear();
+      this.listsVersion = catalog.version;
+    }
+    const cacheKey = visible.join(',');
+    let json = this.lists.get(cacheKey);
+    if (json === undefined) {
+      const tools: ToolDescriptor[] = this.deps.systemTools.map(descriptor);
+      for (const id of visible) {
+        for (const tool of catalog.providers.get(id)?.tools ?? []) tools.push(descriptor(tool));
+      }
+      json = JSON.stringify(tools);
+      if (this.lists.size >= MAX_CACHED_LISTS) this.lists.clear();
+      this.lists.set(cacheKey, json);
+    }
+    return json;
+  }
+
+  /**
+   * Calls a tool. Unknown tools and invalid arguments throw ToolCallError (a protocol error);
+   * everything that goes wrong past that point is a tool result with isError.
+   */
+  async call(caller: Caller, name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const system = this.systemByName.get(name);
+    if (system) {
+      const checked = this.check(name, system.inputSchema, args);
+      return system.handler(checked, signal ? { caller, signal } : { caller });
+    }
+    const catalog = this.deps.catalog.current;
+    const tool = catalog.tools.get(name);
+    const provider = tool && catalog.providers.get(tool.provider);
+    if (!tool || !provider) {
+      throw new ToolCallError(
+        INVALID_PARAMS,
+        `Unknown tool: ${name}. Call tools/list for the tools available, or list_providers to find a provider to connect.`,
+      );
+    }
+    return this.deps.runProviderTool(
+      caller,
+      provider,
+      tool,
+      this.check(name, tool.inputSchema, args),
+      signal,
+    );
+  }
+
+  private check(name: string, schema: JsonSchema, args: unknown): Record<string, unknown> {
+    const verdict = validateArguments(schema, args);
+    if (!verdict.ok)
+      throw new ToolCallError(INVALID_PARAMS, `Invalid arguments for ${name}: ${verdict.message}.`);
+    return verdict.args;
+  }
+}

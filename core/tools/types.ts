@@ -1,0 +1,47 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { Caller } from '../auth/caller.js';
+import type { JsonSchema, ToolAnnotations } from '../catalog/types.js';
+
+/** What tools/list shows of a tool. */
+export interface ToolDescriptor {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+}
+
+export interface ToolContext {
+  caller: Caller;
+  signal?: AbortSignal;
+}
+
+/** A built-in tool, present for every scope whatever is connected (SPEC.md, What the service does 6). */
+export interface SystemTool extends ToolDescriptor {
+  handler(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
+}
+
+/**
+ * A protocol-level refusal of a tools/call (unknown tool, invalid arguments): answered as a
+ * JSON-RPC error (InvalidParams), not as a tool result (STYLE.md, Practices 5).
+ */
+export class ToolCallError extends Error {
+  override name = 'ToolCallError';
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** JSON-RPC InvalidParams. */
+export const INVALID_PARAMS = -32602;
+
+/** A text-only tool result; `isError` marks failures an agent should act on. */
+export function textResult(text: string, isError = false): CallToolResult {
+  return isError
+    ? { content: [{ type: 'text', text }], isError: true }
+    : { content: [{ type: 'text', text }] };
+}

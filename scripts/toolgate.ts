@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { KeyService } from '../core/auth/key-service.js';
+import { KEY_TYPES, type KeyType } from '../core/auth/keys.js';
+import { ConfigError, loadConfig, type Config } from '../core/config.js';
+import { Gateway, MASTER_KEY_WARNING, openCore } from '../core/gateway.js';
+
+/**
+ * The `toolgate` command. It works on the same data dir as a running server, and what it changes
+ * takes effect there at once (the server reads keys from the store on every request).
+ */
+const USAGE = `Usage: toolgate <command>
+
+  serve                                           start the gateway (default)
+  keys create --client NAME --type solo|client|platform
+                                                  create an API key; prints it once
+  keys list                                       one key a line, its id first
+  keys revoke ID                                  revoke a key; takes effect on the next request
+  reports list [--status open|resolved]           problem reports filed with report_problem
+
+Settings come from the environment (TOOLGATE_*); see README.md.`;
+
+class UsageError extends Error {}
+
+/** The ready-to-paste JSON config of an MCP client for this gateway and key. */
+export function clientConfig(baseUrl: string, key: string, query = ''): string {
+  return JSON.stringify({
+    mcpServers: { toolgate: { url: `${baseUrl}/mcp/${query}`, headers: { 'X-API-Key': key } } },
+  });
+}
+
+const MODE_QUERY: Record<KeyType, string> = {
+  solo: '',
+  client: '?user_id=USER_ID',
+  platform: '?org_id=ORG_ID&user_id=USER_ID',
+};
+
+async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>): Promise<T> {
+  const core = await openCore(config);
+  if (core.masterKeyFile) process.stderr.write(`${MASTER_KEY_WARNING} (${core.masterKeyFile})\n`);
+  try {
+    const keys = new KeyService(core.store, core.keyring);
+    await keys.init();
+    return await fn(keys);
+  } finally {
+    await core.store.close();
+  }
+}
+
+async function serve(config: Config): Promise<void> {
+  const gateway = await Gateway.create({ config });
+  const firstKey = await gateway.bootstrap();
+  await gateway.listen();
+  if (firstKey !== undefined) {
+    // The banner goes to stdout directly, never through the logger: logs are shipped elsewhere.
+    process.stdout.write(
+      `\nToolgate is ready at ${config.baseUrl}/mcp/\n\n` +
+        `Your first API key (solo), shown only this once. Store it now:\n  ${firstKey}\n\n` +
+        `Paste this into your MCP client's configuration:\n${clientConfig(config.baseUrl, firstKey)}\n\n`,
+    );
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    gateway.app.log.info({ signal }, 'shutting down');
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        gateway.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function keysCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { client: { type: 'string' }, type: { type: 'string' } },
+    });
+    const client = values.client?.trim();
+    if (!client) throw new UsageError('keys create needs --client NAME');
+    if (!KEY_TYPES.includes(values.type as KeyType))
+      throw new UsageError('keys create needs --type solo, client or platform');
+    const type = values.type as KeyType;
+    const { key, record } = await withKeys(config, (keys) => keys.create(client, type));
+    process.stdout.write(
+      `Created ${record.id} for client "${record.clientName}" (${type} key). Copy the key now: it is not shown again.\n\n` +
+        `${key}\n\nMCP client configuration:\n${clientConfig(config.baseUrl, key, MODE_QUERY[type])}\n`,
+    );
+    return;
+  }
+  if (sub === 'list') {
+    const records = await withKeys(config, (keys) => keys.list());
+    for (const r of records) {
+      const status = r.revokedAt === null ? 'active' : `revoked ${r.revokedAt}`;
+      process.stdout.write(
+        `${r.id}\tclient=${r.clientName}\ttype=${r.type}\tcreated=${r.createdAt}\tlast_used=${r.lastUsedAt ?? 'never'}\tstatus=${status}\thint=${r.hint}\n`,
+      );
+    }
+    if (records.length === 0)
+      process.stdout.write('No keys yet. Create one with: toolgate keys create --client NAME --type solo\n');
+    return;
+  }
+  if (sub === 'revoke') {
+    const id = rest[0];
+    if (!id) throw new UsageError('keys revoke needs the key id (see toolgate keys list)');
+    const revoked = await withKeys(config, (keys) => keys.revoke(id));
+    if (!revoked) {
+      process.stderr.write(`No active key ${id}: it does not exist or was revoked already.\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(`Revoked ${id}. Requests with it are refused from now on, also on open sessions.\n`);
+    return;
+  }
+  throw new UsageError(`Unknown keys command: ${sub ?? '(none)'}`);
+}
+
+async function reportsCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'list') throw new UsageError(`Unknown reports command: ${sub ?? '(none)'}`);
+  const { values } = parseArgs({ args: rest, options: { status: { type: 'string' } } });
+  if (values.status !== undefined && values.status !== 'open' && values.status !== 'resolved') {
+    throw new UsageError('--status is open or resolved');
+  }
+  const core = await openCore(config);
+  try {
+    const reports = await core.store.listReports(values.status ? { status: values.status } : {});
+    for (const r of reports) {
+      const scope = [
+        `client=${r.scope.clientId}`,
+        r.scope.orgId !== null ? `org_id=${r.scope.orgId}` : '',
+        r.scope.userId !== null ? `user_id=${r.scope.userId}` : '',
+      ]
+        .filter(Boolean)
+        .join(' ');
+      const about = [r.provider && `provider=${r.provider}`, r.tool && `tool=${r.tool}`]
+        .filter(Boolean)
+        .join(' ');
+      process.stdout.write(
+        `${r.id}\t${r.createdAt}\t${r.resolvedAt === null ? 'open' : 'resolved'}\t${scope}${about ? `\t${about}` : ''}\t${r.summary}\n`,
+      );
+      if (r.details) process.stdout.write(`\t${r.details.replace(/\n/g, '\n\t')}\n`);
+    }
+    if (reports.length === 0) process.stdout.write('No problem reports.\n');
+  } finally {
+    await core.store.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'serve', ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'keys':
+      return keysCommand(config, rest);
+    case 'reports':
+      return reportsCommand(config, rest);
+    default:
+      throw new UsageError(`Unknown command: ${command}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    process.stderr.write(`toolgate: ${error.message}\n\n${error instanceof UsageError ? USAGE + '\n' : ''}`);
+    process.exit(2);
+  }
+  process.stderr.write(`toolgate: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
