@@ -49,16 +49,6 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
 
 async function serve(config: Config): Promise<void> {
   const gateway = await Gateway.create({ config });
-  const firstKey = await gateway.bootstrap();
-  await gateway.listen();
-  if (firstKey !== undefined) {
-    // The banner goes to stdout directly, never through the logger: logs are shipped elsewhere.
-    process.stdout.write(
-      `\nToolgate is ready at ${config.baseUrl}/mcp/\n\n` +
-        `Your first API key (solo), shown only this once. Store it now:\n  ${firstKey}\n\n` +
-        `Paste this into your MCP client's configuration:\n${clientConfig(config.baseUrl, firstKey)}\n\n`,
-    );
-  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -72,8 +62,19 @@ async function serve(config: Config): Promise<void> {
       },
     );
   };
+  // Installed before listening: a signal that arrives while starting up still shuts down cleanly.
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const firstKey = await gateway.bootstrap();
+  await gateway.listen();
+  if (firstKey !== undefined) {
+    // The banner goes to stdout directly, never through the logger: logs are shipped elsewhere.
+    process.stdout.write(
+      `\nToolgate is ready at ${config.baseUrl}/mcp/\n\n` +
+        `Your first API key (solo), shown only this once. Store it now:\n  ${firstKey}\n\n` +
+        `Paste this into your MCP client's configuration:\n${clientConfig(config.baseUrl, firstKey)}\n\n`,
+    );
+  }
 }
 
 async function keysCommand(config: Config, args: string[]): Promise<void> {

@@ -23,6 +23,12 @@ function sessionHeader(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** MCP messages are JSON; Fastify would otherwise hand a text/plain body through as a string. */
+function requireJson(request: FastifyRequest): void {
+  const type = (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw new GatewayError('TG_ERR_UNSUPPORTED_MEDIA_TYPE');
+}
+
 function methodNotAllowed(allow: string, message: string): GatewayError {
   return new GatewayError('TG_ERR_METHOD_NOT_ALLOWED', message, { allow });
 }
@@ -43,6 +49,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
   });
 
   const post = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    requireJson(request);
     const caller = callerOf(request);
     const route = classify(request);
     if (route.kind === 'modern') return deps.modern.post(request, reply, caller, route);
@@ -77,6 +84,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
   }
 
   app.post('/mcp/messages', async (request, reply) => {
+    requireJson(request);
     const sessionId = (request.query as Record<string, unknown>).sessionId;
     if (typeof sessionId !== 'string')
       throw new GatewayError(

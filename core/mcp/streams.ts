@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { sseMessage } from './protocol.js';
 
@@ -68,7 +69,8 @@ export class SseWriter {
   }
 }
 
-export class StreamHub {
+/** Emits 'change' whenever a stream opens or closes (tests and metrics await it). */
+export class StreamHub extends EventEmitter {
   private readonly all = new Set<HubStream>();
   private readonly byScope = new Map<string, Set<HubStream>>();
 
@@ -82,11 +84,13 @@ export class StreamHub {
     let scoped = this.byScope.get(stream.scopeKey);
     if (!scoped) this.byScope.set(stream.scopeKey, (scoped = new Set()));
     scoped.add(stream);
+    this.emit('change');
     return () => {
-      this.all.delete(stream);
+      if (!this.all.delete(stream)) return;
       scoped.delete(stream);
       if (scoped.size === 0 && this.byScope.get(stream.scopeKey) === scoped)
         this.byScope.delete(stream.scopeKey);
+      this.emit('change');
     };
   }
 
@@ -100,6 +104,12 @@ export class StreamHub {
     const ids = new Set<string>();
     for (const stream of this.all) if (stream.sessionId !== undefined) ids.add(stream.sessionId);
     return ids;
+  }
+
+  countWhere(predicate: (stream: HubStream) => boolean): number {
+    let count = 0;
+    for (const stream of this.all) if (predicate(stream)) count++;
+    return count;
   }
 
   closeWhere(predicate: (stream: HubStream) => boolean): number {

@@ -1,0 +1,463 @@
+/**
+ * The one outbound HTTP client of the gateway (issue 4, Outbound safety): every provider call goes
+ * through it, so the private-network guard, timeouts, redirect handling and the response size cap
+ * live in one place. Built on undici's `Agent.request` (a keep-alive Pool per origin) rather than
+ * the global fetch, which costs several times the CPU per call.
+ */
+import { lookup as dnsLookup } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+
+export interface OutboundOptions {
+  /** Skip the private-network guard (`TOOLGATE_ALLOW_PRIVATE_NETWORK=1`; tests and trusted networks). */
+  allowPrivateNetwork: boolean;
+  /** Default deadline of one `send`, covering every redirect hop and the body. */
+  timeoutMs: number;
+  /** Bytes of response body kept; the rest is dropped and `truncated` set. */
+  maxResponseBytes: number;
+  maxRedirects: number;
+  /** Name resolution with `dns.lookup`'s signature; replaceable so tests need no resolver. */
+  lookup?: LookupFunction;
+  /**
+   * Exact origins (`http://10.0.0.5:8080`) exempt from the guard, e.g. one internal service. Every
+   * other hop, including a redirect out of a trusted origin, is still checked.
+   */
+  trustedOrigins?: readonly string[];
+}
+
+export interface OutboundRequest {
+  method: Dispatcher.HttpMethod;
+  url: string;
+  headers: Readonly<Record<string, string>>;
+  body?: string | Buffer;
+  /** Overrides the client's default deadline for this call. */
+  timeoutMs?: number;
+  /** The caller's cancellation (e.g. the MCP request was cancelled); rejects with its reason. */
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  status: number;
+  /** Lower-case names, as received. */
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  /** True when the body was longer than `maxResponseBytes` and was cut. */
+  truncated: boolean;
+  /** The URL that answered, after redirects. */
+  url: string;
+}
+
+/**
+ * Base of the client's failures. Messages name the host only: a URL's path or query may carry
+ * secrets (webhook tokens, API keys in query parameters).
+ */
+export abstract class OutboundError extends Error {
+  constructor(
+    readonly host: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export type OutboundBlockReason = 'invalid_url' | 'unsupported_scheme' | 'private_address';
+
+/** The guard refused the call; nothing was sent to the refused address. */
+export class OutboundBlockedError extends OutboundError {
+  override readonly name = 'OutboundBlockedError';
+
+  constructor(
+    host: string,
+    readonly reason: OutboundBlockReason,
+    message: string,
+  ) {
+    super(host, message);
+  }
+}
+
+/** The deadline passed before the response body was complete. */
+export class OutboundTimeoutError extends OutboundError {
+  override readonly name = 'OutboundTimeoutError';
+
+  constructor(
+    host: string,
+    readonly timeoutMs: number,
+  ) {
+    super(host, `${host} did not answer within ${timeoutMs} ms`);
+  }
+}
+
+/** Connecting or talking to the host failed (DNS, refused, reset, TLS, too many redirects). */
+export class OutboundNetworkError extends OutboundError {
+  override readonly name = 'OutboundNetworkError';
+
+  constructor(
+    host: string,
+    /** The system or undici code (`ECONNREFUSED`, `UND_ERR_SOCKET`), or `TOO_MANY_REDIRECTS`. */
+    readonly code: string,
+    options?: ErrorOptions,
+  ) {
+    super(host, `could not reach ${host}: ${describeNetworkCode(code)}`, options);
+  }
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+// Headers that may follow a redirect to another origin. An allowlist, not a denylist, because a
+// manifest can inject a credential under any header name (`X-Api-Key`, `DD-API-KEY`, ...).
+const CROSS_ORIGIN_HEADERS = new Set([
+  'accept',
+  'accept-language',
+  'content-language',
+  'content-type',
+  'user-agent',
+]);
+const USER_AGENT = 'toolgate';
+
+/** The gateway's outbound HTTP client; one instance is shared by every provider call. */
+export class OutboundClient {
+  readonly #options: OutboundOptions;
+  // Connects only after every resolved address passed the guard.
+  readonly #guarded: Agent;
+  // Connects anywhere: used when private networks are allowed, and for trusted origins.
+  readonly #open: Agent;
+  readonly #trusted: ReadonlySet<string>;
+
+  constructor(options: OutboundOptions) {
+    this.#options = options;
+    const lookup = options.lookup ?? dnsLookup;
+    this.#guarded = new Agent({ connect: { lookup: guardLookup(lookup) } });
+    this.#open = new Agent({ connect: { lookup } });
+    this.#trusted = new Set((options.trustedOrigins ?? []).map((origin) => new URL(origin).origin));
+  }
+
+  /**
+   * Sends one request, following up to `maxRedirects` redirects itself so that every hop passes the
+   * guard. Rejects with an {@link OutboundError}, or with the caller's abort reason.
+   */
+  async send(request: OutboundRequest): Promise<OutboundResponse> {
+    request.signal?.throwIfAborted();
+    let url = parseTarget(request.url);
+    const timeoutMs = request.timeoutMs ?? this.#options.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    // One timer for the whole exchange (all hops and the body), not undici's per-phase timeouts.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const callerSignal = request.signal;
+    const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+    callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+
+    try {
+      let { method, body } = request;
+      let headers = lowerCaseNames({ 'user-agent': USER_AGENT, ...request.headers });
+      for (let hop = 0; ; hop++) {
+        const response = await this.#dispatch(url, method, headers, body, controller.signal);
+        const location = REDIRECT_STATUSES.has(response.statusCode)
+          ? firstValue(response.headers.location)
+          : undefined;
+        if (location === undefined) return await readResponse(response, url, this.#options.maxResponseBytes);
+
+        await response.body.dump();
+        if (hop === this.#options.maxRedirects)
+          throw new OutboundNetworkError(url.hostname, 'TOO_MANY_REDIRECTS');
+        const next = parseRedirect(location, url);
+        if (next.origin !== url.origin)
+          headers = pickHeaders(headers, (name) => CROSS_ORIGIN_HEADERS.has(name));
+        // As browsers do: 303 always, and 301/302 after a POST, continue as a GET without the body.
+        const status = response.statusCode;
+        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+          headers = pickHeaders(headers, (name) => name !== 'content-type' && name !== 'content-length');
+        }
+        url = next;
+      }
+    } catch (error) {
+      if (timedOut) throw new OutboundTimeoutError(url.hostname, timeoutMs);
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      throw toOutboundError(error, url.hostname, timeoutMs);
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  /** Closes the pooled connections; in-flight requests finish first. */
+  async close(): Promise<void> {
+    await Promise.all([this.#guarded.close(), this.#open.close()]);
+  }
+
+  async #dispatch(
+    url: URL,
+    method: Dispatcher.HttpMethod,
+    headers: Record<string, string>,
+    body: string | Buffer | undefined,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData> {
+    const open = this.#options.allowPrivateNetwork || this.#trusted.has(url.origin);
+    const literal = bareHost(url.hostname);
+    // A host written as an IP address is never looked up, so the lookup guard cannot see it.
+    if (!open && isIP(literal) !== 0) assertPublic(literal, literal);
+    const agent = open ? this.#open : this.#guarded;
+    const path = url.pathname + url.search;
+    return agent.request({ origin: url.origin, path, method, headers, body: body ?? null, signal });
+  }
+}
+
+/**
+ * The IANA special-purpose range (RFC 6890 and successors) an IP address falls in, e.g.
+ * `loopback`, or undefined when the address is globally routable. IPv4 embedded in IPv6
+ * (mapped, NAT64, 6to4) is judged by its IPv4 part.
+ */
+export function specialPurposeRange(address: string): string | undefined {
+  const ip = bareHost(address);
+  switch (isIP(ip)) {
+    case 4:
+      return ipv4Range(parseIPv4(ip));
+    case 6:
+      return ipv6Range(parseIPv6(ip));
+    default:
+      return 'not an IP address';
+  }
+}
+
+interface Range<T> {
+  base: T;
+  bits: number;
+  label: string;
+}
+
+const v4 = (base: string, bits: number, label: string): Range<number> => ({
+  base: parseIPv4(base),
+  bits,
+  label,
+});
+const v6 = (base: string, bits: number, label: string): Range<bigint> => ({
+  base: parseIPv6(base),
+  bits,
+  label,
+});
+
+const IPV4_RANGES: readonly Range<number>[] = [
+  v4('0.0.0.0', 8, 'unspecified'),
+  v4('10.0.0.0', 8, 'private'),
+  v4('100.64.0.0', 10, 'shared (CGNAT)'),
+  v4('127.0.0.0', 8, 'loopback'),
+  v4('169.254.0.0', 16, 'link-local'),
+  v4('172.16.0.0', 12, 'private'),
+  v4('192.0.0.0', 24, 'IETF protocol assignment'),
+  v4('192.0.2.0', 24, 'documentation'),
+  v4('192.88.99.0', 24, '6to4 relay'),
+  v4('192.168.0.0', 16, 'private'),
+  v4('198.18.0.0', 15, 'benchmarking'),
+  v4('198.51.100.0', 24, 'documentation'),
+  v4('203.0.113.0', 24, 'documentation'),
+  v4('224.0.0.0', 4, 'multicast'),
+  v4('240.0.0.0', 4, 'reserved'),
+];
+
+// First match wins: the /128s come before the ::/96 that contains them.
+const IPV6_RANGES: readonly Range<bigint>[] = [
+  v6('::', 128, 'unspecified'),
+  v6('::1', 128, 'loopback'),
+  v6('::', 96, 'IPv4-compatible (deprecated)'),
+  v6('64:ff9b:1::', 48, 'NAT64 local-use'),
+  v6('100::', 64, 'discard-only'),
+  v6('2001:db8::', 32, 'documentation'),
+  v6('2001::', 23, 'IETF protocol assignment'),
+  v6('3fff::', 20, 'documentation'),
+  v6('fc00::', 7, 'private (unique local)'),
+  v6('fe80::', 10, 'link-local'),
+  v6('fec0::', 10, 'site-local (deprecated)'),
+  v6('ff00::', 8, 'multicast'),
+];
+
+const IPV4_MAPPED = parseIPv6('::ffff:0:0');
+const NAT64 = parseIPv6('64:ff9b::');
+const SIX_TO_FOUR = parseIPv6('2002::');
+const GLOBAL_UNICAST = parseIPv6('2000::');
+
+function ipv4Range(address: number): string | undefined {
+  return IPV4_RANGES.find((range) => address >>> (32 - range.bits) === range.base >>> (32 - range.bits))
+    ?.label;
+}
+
+function ipv6Range(address: bigint): string | undefined {
+  const within = (base: bigint, bits: number): boolean =>
+    address >> BigInt(128 - bits) === base >> BigInt(128 - bits);
+  if (within(IPV4_MAPPED, 96) || within(NAT64, 96)) return ipv4Range(Number(address & 0xffffffffn));
+  if (within(SIX_TO_FOUR, 16)) return ipv4Range(Number((address >> 80n) & 0xffffffffn));
+  const special = IPV6_RANGES.find((range) => within(range.base, range.bits))?.label;
+  return special ?? (within(GLOBAL_UNICAST, 3) ? undefined : 'reserved');
+}
+
+function parseIPv4(address: string): number {
+  return address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
+}
+
+// Parses an address `isIP` accepted as IPv6 (zone id allowed, dotted IPv4 tail allowed).
+function parseIPv6(address: string): bigint {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
+  if (dotted !== undefined) {
+    const v4 = parseIPv4(dotted);
+    text = `${text.slice(0, -dotted.length)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const groups = (part: string): string[] => (part === '' ? [] : part.split(':'));
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const all = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return all.reduce((value, group) => (value << 16n) | BigInt(parseInt(group, 16)), 0n);
+}
+
+function bareHost(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function assertPublic(host: string, address: string): void {
+  const range = specialPurposeRange(address);
+  if (range === undefined) return;
+  const subject = host === address ? `${address} is` : `${host} resolves to ${address},`;
+  throw new OutboundBlockedError(host, 'private_address', `${subject} not a public address (${range})`);
+}
+
+// Wraps name resolution so that a connection is only opened to addresses that passed the guard:
+// the address checked is the address connected, so DNS rebinding between check and use cannot
+// happen. One special-purpose address among several refuses the whole name.
+function guardLookup(lookup: LookupFunction): LookupFunction {
+  return (hostname, options, callback) => {
+    lookup(hostname, { ...options, all: true }, (error, result) => {
+      if (error) return callback(error, '');
+      const addresses = typeof result === 'string' ? [{ address: result, family: isIP(result) }] : result;
+      try {
+        for (const { address } of addresses) assertPublic(hostname, address);
+      } catch (refusal) {
+        return callback(refusal as OutboundBlockedError, '');
+      }
+      const first: LookupAddress | undefined = addresses[0];
+      if (options.all === true) callback(null, addresses);
+      else if (first === undefined)
+        callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+function parseTarget(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Not `new URL`'s own TypeError: it carries the whole input, secrets included, into logs.
+    throw new OutboundBlockedError('', 'invalid_url', 'the URL is not valid');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new OutboundBlockedError(
+      url.hostname,
+      'unsupported_scheme',
+      `${url.protocol.slice(0, -1)} URLs are not called; only http and https`,
+    );
+  }
+  return url;
+}
+
+function parseRedirect(location: string, from: URL): URL {
+  let resolved: string;
+  try {
+    resolved = new URL(location, from).href;
+  } catch {
+    throw new OutboundNetworkError(from.hostname, 'BAD_REDIRECT');
+  }
+  return parseTarget(resolved);
+}
+
+// Later names win, so a caller's `User-Agent` replaces the default `user-agent`.
+function lowerCaseNames(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) result[name.toLowerCase()] = value;
+  return result;
+}
+
+function pickHeaders(
+  headers: Record<string, string>,
+  keep: (name: string) => boolean,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => keep(name)));
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readResponse(
+  response: Dispatcher.ResponseData,
+  url: URL,
+  maxBytes: number,
+): Promise<OutboundResponse> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    if (size + chunk.length > maxBytes) {
+      chunks.push(chunk.subarray(0, maxBytes - size));
+      size = maxBytes;
+      truncated = true;
+      // Leaving the loop destroys the stream: the rest is never downloaded.
+      break;
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(response.headers))
+    if (value !== undefined) headers[name] = value;
+  return {
+    status: response.statusCode,
+    headers,
+    body: Buffer.concat(chunks, size),
+    truncated,
+    url: url.href,
+  };
+}
+
+function toOutboundError(error: unknown, host: string, timeoutMs: number): unknown {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof OutboundError) return cause;
+  }
+  const code = errorCode(error);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return new OutboundTimeoutError(host, timeoutMs);
+  if (code === 'UND_ERR_INVALID_ARG') return error; // our own bug, not the network's
+  return new OutboundNetworkError(host, code ?? 'NETWORK_ERROR', { cause: error });
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+const NETWORK_CODE_TEXT: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved right now',
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was closed unexpectedly',
+  UND_ERR_SOCKET: 'the connection was closed unexpectedly',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  TOO_MANY_REDIRECTS: 'too many redirects',
+  BAD_REDIRECT: 'it redirected to an invalid URL',
+};
+
+function describeNetworkCode(code: string): string {
+  const known = NETWORK_CODE_TEXT[code];
+  if (known !== undefined) return known;
+  if (/CERT|TLS|SSL/.test(code)) return `its TLS certificate could not be verified (${code})`;
+  return `network error (${code})`;
+}

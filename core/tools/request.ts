@@ -1,0 +1,212 @@
+/**
+ * Builds the upstream HTTP request of a compiled tool from its RequestPlan and validated arguments
+ * (issue 3, Executor). Pure: no I/O, no credentials; the executor adds auth and static headers.
+ * Serialization follows OpenAPI 3 `style`/`explode`; percent-encoding follows RFC 3986, so every
+ * reserved character inside a value is encoded and only the delimiters we add stay literal.
+ */
+import type { ParameterBinding, RequestPlan } from '../catalog/types.js';
+import type { ArgumentProblem } from './args.js';
+
+/** What the outbound client sends, before the executor injects credentials and static headers. */
+export interface UpstreamRequest {
+  method: RequestPlan['method'];
+  url: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export type BuiltRequest = { ok: true; request: UpstreamRequest } | ArgumentProblem;
+
+type Style = NonNullable<ParameterBinding['style']>;
+
+const DELIMITERS: Readonly<Record<Exclude<Style, 'deepObject'>, string>> = {
+  form: ',',
+  simple: ',',
+  spaceDelimited: '%20',
+  pipeDelimited: '%7C',
+};
+
+const TEMPLATE_VARIABLE = /\{([^}]+)\}/g;
+
+// What undici accepts in a header value (RFC 9110 field-vchar, SP and HTAB).
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Turns validated arguments into the upstream request. `baseUrl` may carry a path
+ * (`https://api.example.com/v2`) and a query (a webhook URL's token), both kept. Arguments that are
+ * undefined, and for parameters also null, are left out. Fails with an {@link ArgumentProblem}
+ * when an argument cannot be placed (a required path value missing, `..` as a path segment, a
+ * line break in a header).
+ */
+export function buildRequest(
+  plan: RequestPlan,
+  args: Readonly<Record<string, unknown>>,
+  baseUrl: string,
+): BuiltRequest {
+  const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
+  const query: string[] = [];
+  const pathValues = new Map<string, string>();
+
+  for (const binding of plan.parameters) {
+    const value = args[binding.arg];
+    if (!given(value)) continue;
+    const style = binding.style ?? (binding.in === 'query' ? 'form' : 'simple');
+    const explode = binding.explode ?? style === 'form';
+    if (binding.in === 'query') {
+      query.push(...queryPairs(encode(binding.name), value, style, explode));
+    } else if (binding.in === 'header') {
+      const text = simple(value, explode, (s) => s);
+      if (!HEADER_VALUE.test(text))
+        return problem(binding.arg, 'contains characters not allowed in an HTTP header');
+      headers[binding.name.toLowerCase()] = text;
+    } else {
+      const segment = simple(value, explode, encode);
+      // `.` and `..` would be resolved away by the URL parser (even percent-encoded), reaching
+      // another endpoint with the user's credential; an empty one would produce `//`.
+      if (segment === '' || segment === '.' || segment === '..') {
+        return problem(binding.arg, 'must not be empty, `.` or `..`');
+      }
+      pathValues.set(binding.name, segment);
+    }
+  }
+
+  const missing = [...plan.path.matchAll(TEMPLATE_VARIABLE)].find(
+    ([, name]) => !pathValues.has(name ?? ''),
+  )?.[1];
+  if (missing !== undefined) {
+    const binding = plan.parameters.find((p) => p.in === 'path' && p.name === missing);
+    return problem(binding?.arg ?? missing, 'is required');
+  }
+  const path = plan.path.replace(TEMPLATE_VARIABLE, (_, name: string) => pathValues.get(name) ?? '');
+
+  const request: UpstreamRequest = { method: plan.method, url: joinUrl(baseUrl, path, query), headers };
+  const body = plan.body;
+  if (body !== undefined) {
+    const { from } = body;
+    const value = from.kind === 'property' ? args[from.arg] : pickDefined(args, from.args);
+    if (value === undefined && body.required && from.kind === 'property')
+      return problem(from.arg, 'is required');
+    // A spread body none of whose fields were given is no body, unless the operation requires one.
+    const absent = value === undefined || (from.kind === 'spread' && !body.required && isEmptyObject(value));
+    if (!absent) {
+      headers['content-type'] = body.contentType;
+      request.body = body.contentType === 'application/json' ? JSON.stringify(value) : formBody(value);
+    }
+  }
+  return { ok: true, request };
+}
+
+function problem(field: string, rule: string): ArgumentProblem {
+  return { ok: false, field, message: `argument \`${field}\` ${rule}` };
+}
+
+// RFC 3986: everything but unreserved characters is percent-encoded (`encodeURIComponent` keeps `!'()*`).
+function encode(text: string): string {
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+function scalar(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  return JSON.stringify(value) ?? '';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return isRecord(value) && Object.keys(value).length === 0;
+}
+
+// Undefined and null are "not given" wherever a parameter value is serialized.
+function given(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function present(entries: [string, unknown][]): [string, unknown][] {
+  return entries.filter(([, v]) => given(v));
+}
+
+function pickDefined(
+  args: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+): Record<string, unknown> {
+  return Object.fromEntries(
+    names.filter((name) => args[name] !== undefined).map((name) => [name, args[name]]),
+  );
+}
+
+// OpenAPI `simple` style (path and header): `a,b`; objects `k,v,k2,v2`, exploded `k=v,k2=v2`.
+function simple(value: unknown, explode: boolean, enc: (text: string) => string): string {
+  if (Array.isArray(value))
+    return value
+      .filter(given)
+      .map((item) => enc(scalar(item)))
+      .join(',');
+  if (isRecord(value)) {
+    const pair = explode ? '=' : ',';
+    return present(Object.entries(value))
+      .map(([k, v]) => `${enc(k)}${pair}${enc(scalar(v))}`)
+      .join(',');
+  }
+  return enc(scalar(value));
+}
+
+// Encoded `key=value` pairs of one query parameter; `key` is already encoded.
+function queryPairs(key: string, value: unknown, style: Style, explode: boolean): string[] {
+  if (style === 'deepObject') return bracketPairs(key, value);
+  const delimiter = DELIMITERS[style];
+  if (Array.isArray(value)) {
+    const items = value.filter(given).map((item) => encode(scalar(item)));
+    if (items.length === 0) return [];
+    return explode ? items.map((item) => `${key}=${item}`) : [`${key}=${items.join(delimiter)}`];
+  }
+  if (isRecord(value)) {
+    const entries = present(Object.entries(value)).map(([k, v]) => [encode(k), encode(scalar(v))] as const);
+    if (explode) return entries.map(([k, v]) => `${k}=${v}`);
+    return entries.length === 0 ? [] : [`${key}=${entries.flat().join(delimiter)}`];
+  }
+  return [`${key}=${encode(scalar(value))}`];
+}
+
+// `a[b]=1&a[c][0]=x`: OpenAPI deepObject, extended to nesting and arrays (indices) the way qs,
+// Rails and Stripe read it. Brackets stay literal, as those APIs document them.
+function bracketPairs(prefix: string, value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, i) => bracketPairs(`${prefix}[${i}]`, item));
+  if (isRecord(value))
+    return Object.entries(value).flatMap(([k, v]) => bracketPairs(`${prefix}[${encode(k)}]`, v));
+  return given(value) ? [`${prefix}=${encode(scalar(value))}`] : [];
+}
+
+// `application/x-www-form-urlencoded`: top-level arrays of scalars repeat the key (OpenAPI's form
+// default, as Twilio reads it); nested objects and arrays use brackets (as Stripe reads them).
+function formBody(value: unknown): string {
+  if (!isRecord(value)) return scalar(value);
+  return Object.entries(value)
+    .flatMap(([name, v]) => {
+      const key = encode(name);
+      const scalars = Array.isArray(v) && v.every((item) => !isRecord(item) && !Array.isArray(item));
+      return scalars ? queryPairs(key, v, 'form', true) : bracketPairs(key, v);
+    })
+    .join('&');
+}
+
+// Appends `path` (already encoded) to the base URL's path without doubling or dropping a `/`, and
+// `query` after the base URL's own query. An empty `path` (a webhook posting to its URL) leaves the
+// base path exactly as it is.
+function joinUrl(baseUrl: string, path: string, query: readonly string[]): string {
+  const url = new URL(baseUrl);
+  if (path !== '') {
+    url.pathname = url.pathname.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+  }
+  const search = [url.search.slice(1), ...query].filter((part) => part !== '').join('&');
+  url.search = search;
+  url.hash = '';
+  return url.href;
+}

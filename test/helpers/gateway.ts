@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KeyType } from '../../core/auth/keys.js';
+import { loadConfig } from '../../core/config.js';
+import { Gateway, type GatewayOptions } from '../../core/gateway.js';
+
+export interface TestGateway {
+  gateway: Gateway;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  dataDir: string;
+  /** Every log line the gateway wrote, as text. */
+  logs: string[];
+  /** The MCP endpoint with an optional query string ("?user_id=u1"). */
+  mcpUrl(query?: string): URL;
+  key(type: KeyType, client?: string): Promise<{ key: string; id: string }>;
+  close(): Promise<void>;
+}
+
+/** Starts the real gateway on an ephemeral loopback port with a fresh data dir. */
+export async function startGateway(
+  env: Record<string, string> = {},
+  options: Omit<GatewayOptions, 'config' | 'logStream'> = {},
+): Promise<TestGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
+  const logs: string[] = [];
+  const config = loadConfig({
+    TOOLGATE_DATA_DIR: dataDir,
+    TOOLGATE_HOST: '127.0.0.1',
+    TOOLGATE_PORT: '0',
+    TOOLGATE_LOG_LEVEL: 'debug',
+    TOOLGATE_MANIFESTS_DIR: join(dataDir, 'manifests'),
+    ...env,
+  });
+  const gateway = await Gateway.create({
+    ...options,
+    config,
+    logStream: { write: (line: string) => void logs.push(line) },
+  });
+  const url = await gateway.listen();
+  return {
+    gateway,
+    url,
+    dataDir,
+    logs,
+    mcpUrl: (query = '') => new URL(`${url}/mcp/${query}`),
+    async key(type, client = 'acme') {
+      const { key, record } = await gateway.keys.create(client, type);
+      return { key, id: record.id };
+    },
+    async close() {
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resolves once `predicate()` holds, re-checking on every `event` from `emitter` (no polling). */
+export function until(emitter: NodeJS.EventEmitter, event: string, predicate: () => boolean): Promise<void> {
+  if (predicate()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (!predicate()) return;
+      emitter.off(event, check);
+      resolve();
+    };
+    emitter.on(event, check);
+  });
+}

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../../core/store/sqlite.js';
+import type { Scope } from '../../../core/store/types.js';
+
+let dir: string;
+let store: SqliteStore;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-store-'));
+  store = new SqliteStore(join(dir, 'toolgate.db'));
+  await store.migrate();
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A small deterministic PRNG so a failing case can be replayed from its seed. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+describe('SqliteStore', () => {
+  it('applies migrations once, and again applies none', async () => {
+    const again = new SqliteStore(join(dir, 'toolgate.db'));
+    expect(await again.migrate()).toEqual([]);
+    await again.close();
+  });
+
+  it('sets a meta value only once', async () => {
+    expect(await store.setMetaOnce('bootstrapped_at', 'a')).toBe(true);
+    expect(await store.setMetaOnce('bootstrapped_at', 'b')).toBe(false);
+    expect(await store.getMeta('bootstrapped_at')).toBe('a');
+  });
+
+  it("keeps every scope's rows to itself, over many random scopes", async () => {
+    const random = prng(20261121);
+    const clients = [
+      await store.createClient('c1'),
+      await store.createClient('c2'),
+      await store.createClient('c3'),
+    ];
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
+    // Deliberately colliding identifiers: the same user_id under different orgs and clients, the
+    // same org_id under different clients, solo next to 2-level next to 3-level.
+    const scopes: Scope[] = [];
+    for (let i = 0; i < 60; i++) {
+      const mode = pick(['solo', '2-level', '3-level']);
+      scopes.push({
+        clientId: pick(clients).id,
+        orgId: mode === '3-level' ? pick(['org-1', 'org-2', 'ORG-1', 'org 1']) : null,
+        userId: mode === 'solo' ? null : pick(['u1', 'u2', 'U1', 'u1 ', 'jane+x@example.com']),
+      });
+    }
+    const key = (s: Scope) => JSON.stringify([s.clientId, s.orgId, s.userId]);
+    const expected = new Map<string, string[]>();
+    for (const [i, scope] of scopes.entries()) {
+      const report = await store.insertReport(scope, {
+        summary: `r${i}`,
+        details: null,
+        provider: null,
+        tool: null,
+      });
+      expected.set(key(scope), [...(expected.get(key(scope)) ?? []), report.id]);
+    }
+    expect(expected.size).toBeGreaterThan(20);
+    for (const scope of scopes) {
+      const seen = (await store.listReportsForScope(scope)).map((r) => r.id).sort();
+      expect(seen).toEqual([...expected.get(key(scope))!].sort());
+      for (const report of await store.listReportsForScope(scope)) expect(key(report.scope)).toBe(key(scope));
+    }
+  });
+
+  it('lists reports newest first and filters by status', async () => {
+    const scope: Scope = { clientId: (await store.createClient('c')).id, orgId: null, userId: null };
+    const first = await store.insertReport(scope, {
+      summary: 'first',
+      details: null,
+      provider: 'github',
+      tool: null,
+    });
+    await store.insertReport(scope, {
+      summary: 'second',
+      details: 'd',
+      provider: null,
+      tool: 'github_issues_create',
+    });
+    expect(await store.resolveReport(first.id, new Date().toISOString())).toBe(true);
+    expect(await store.resolveReport(first.id, new Date().toISOString())).toBe(false);
+    expect((await store.listReports({ status: 'open' })).map((r) => r.summary)).toEqual(['second']);
+    expect((await store.listReports({ status: 'resolved' })).map((r) => r.summary)).toEqual(['first']);
+    expect((await store.listReports({})).length).toBe(2);
+  });
+});
