@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { KeyService } from './auth/key-service.js';
+import { OutboundClient } from './connections/outbound.js';
 import type { CatalogSnapshot } from './catalog/types.js';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
@@ -17,7 +18,8 @@ import { StreamHub } from './mcp/streams.js';
 import { openStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
 import { ToolService } from './tools/service.js';
-import { createSystemTools, type ReportSink } from './tools/system.js';
+import { reportWebhook } from './tools/report-webhook.js';
+import { createSystemTools } from './tools/system.js';
 import { textResult } from './tools/types.js';
 
 export interface GatewayOptions {
@@ -25,12 +27,13 @@ export interface GatewayOptions {
   /** Where log lines go (default stdout); tests capture them to scan for secrets. */
   logStream?: DestinationStream;
   catalog?: { readonly current: CatalogSnapshot };
-  reportSink?: ReportSink;
 }
 
 /** Timers of the running gateway; short enough that revocation cuts an open stream within ~1 s. */
 const REVOCATION_SWEEP_MS = 1_000;
 const KEEP_ALIVE_MS = 15_000;
+const OUTBOUND_TIMEOUT_MS = 30_000;
+const OUTBOUND_MAX_BYTES = 5 * 1024 * 1024;
 const SESSION_SWEEP_MS = 60_000;
 const SESSION_IDLE_MS = 60 * 60_000;
 
@@ -61,6 +64,8 @@ export class Gateway {
   readonly keys: KeyService;
   readonly hub = new StreamHub();
   readonly sessions = new MemorySessionStore();
+  /** The one outbound HTTP client: provider calls, report and event webhooks. */
+  readonly outbound: OutboundClient;
   private readonly modern: ModernLeg;
   private readonly timers: NodeJS.Timeout[] = [];
   private lastSweep = new Date().toISOString();
@@ -74,6 +79,14 @@ export class Gateway {
     options: GatewayOptions,
   ) {
     this.keys = new KeyService(store, keyring);
+    this.outbound = new OutboundClient({
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      timeoutMs: OUTBOUND_TIMEOUT_MS,
+      maxResponseBytes: OUTBOUND_MAX_BYTES,
+      maxRedirects: 5,
+      // Webhooks the operator configured are trusted to live on the operator's own network.
+      trustedOrigins: config.reportWebhookUrl ? [config.reportWebhookUrl] : [],
+    });
     this.app = createApp({
       logLevel: config.logLevel,
       ...(options.logStream ? { logStream: options.logStream } : {}),
@@ -82,7 +95,9 @@ export class Gateway {
     const systemTools = createSystemTools({
       catalog,
       store,
-      ...(options.reportSink ? { reportSink: options.reportSink } : {}),
+      ...(config.reportWebhookUrl
+        ? { reportSink: reportWebhook(this.outbound, config.reportWebhookUrl) }
+        : {}),
       onSinkError: (error, report) =>
         log.warn(
           { err: error, report: report.id, code: 'TG_REPORT_WEBHOOK_FAILED' },
@@ -210,6 +225,7 @@ export class Gateway {
         clearTimeout(grace);
       }
       await this.modern.close();
+      await this.outbound.close();
       await this.store.close();
     })();
     return this.closing;

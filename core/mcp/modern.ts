@@ -36,6 +36,18 @@ export function classify(request: FastifyRequest): InboundClassificationOutcome 
   return classifyInboundRequest(input);
 }
 
+/**
+ * A signal that aborts when the client goes away before its response was sent. Aborting after a
+ * normal finish would cost a DOMException per request for nothing.
+ */
+function abortOnDisconnect(reply: FastifyReply): AbortController {
+  const abort = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  return abort;
+}
+
 function callerOf(authInfo: AuthInfo | undefined): Caller {
   const caller = authInfo?.extra?.caller as Caller | undefined;
   if (!caller) throw new Error('Modern MCP request reached the server factory without a caller');
@@ -101,8 +113,7 @@ export class ModernLeg {
     route: Extract<InboundClassificationOutcome, { kind: 'modern' }>,
   ): Promise<void> {
     if (route.messageKind === 'request' && LEAN_METHODS.has(route.message.method)) {
-      const abort = new AbortController();
-      reply.raw.on('close', () => abort.abort());
+      const abort = abortOnDisconnect(reply);
       const body = await dispatch(
         {
           id: route.message.id,
@@ -132,10 +143,12 @@ export class ModernLeg {
     caller: Caller,
     onEnd?: () => void,
   ): Promise<void> {
-    const abort = new AbortController();
+    const abort = abortOnDisconnect(reply);
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {
-      if (typeof value === 'string') headers.set(name, value);
+      // The key stays here: the SDK gets the verified caller through authInfo instead.
+      if (typeof value === 'string' && name !== 'x-api-key' && name !== 'authorization')
+        headers.set(name, value);
     }
     const webRequest = new Request(`http://gateway${request.url}`, {
       method: 'POST',
@@ -152,10 +165,7 @@ export class ModernLeg {
     void reply.hijack();
     const res = reply.raw;
     res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.on('close', () => {
-      abort.abort();
-      onEnd?.();
-    });
+    if (onEnd) res.on('close', onEnd);
     if (!response.body) {
       res.end();
       return;

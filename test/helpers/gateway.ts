@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ export interface TestGateway {
   dataDir: string;
   /** Every log line the gateway wrote, as text. */
   logs: string[];
+  /** Emits 'line' for each log line written. */
+  logEvents: EventEmitter;
   /** The MCP endpoint with an optional query string ("?user_id=u1"). */
   mcpUrl(query?: string): URL;
   key(type: KeyType, client?: string): Promise<{ key: string; id: string }>;
@@ -25,6 +28,7 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
   const logs: string[] = [];
+  const logEvents = new EventEmitter();
   const config = loadConfig({
     TOOLGATE_DATA_DIR: dataDir,
     TOOLGATE_HOST: '127.0.0.1',
@@ -36,7 +40,12 @@ export async function startGateway(
   const gateway = await Gateway.create({
     ...options,
     config,
-    logStream: { write: (line: string) => void logs.push(line) },
+    logStream: {
+      write: (line: string) => {
+        logs.push(line);
+        logEvents.emit('line', line);
+      },
+    },
   });
   const url = await gateway.listen();
   return {
@@ -44,6 +53,7 @@ export async function startGateway(
     url,
     dataDir,
     logs,
+    logEvents,
     mcpUrl: (query = '') => new URL(`${url}/mcp/${query}`),
     async key(type, client = 'acme') {
       const { key, record } = await gateway.keys.create(client, type);

@@ -1,0 +1,56 @@
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+
+export interface Received {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * A loopback HTTP server standing in for a third party: records every request and answers with
+ * whatever `respond` says. `next()` resolves with the next request to arrive (or one already queued).
+ */
+export async function startReceiver(
+  respond: (req: Received) => { status: number; body?: string; headers?: Record<string, string> } = () => ({
+    status: 200,
+    body: 'ok',
+  }),
+) {
+  const received: Received[] = [];
+  const waiting: ((req: Received) => void)[] = [];
+  let delivered = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const entry: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      received.push(entry);
+      const answer = respond(entry);
+      res.writeHead(answer.status, answer.headers ?? { 'content-type': 'text/plain' });
+      res.end(answer.body ?? '');
+      const waiter = waiting.shift();
+      if (waiter) {
+        delivered++;
+        waiter(entry);
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    next(): Promise<Received> {
+      if (delivered < received.length) return Promise.resolve(received[delivered++]!);
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    async close(): Promise<void> {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
