@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+
+let tg: TestGateway;
+beforeAll(async () => {
+  tg = await startGateway();
+});
+afterAll(() => tg.close());
+
+describe('health endpoints', () => {
+  it('/healthz answers while the process runs, without a key', async () => {
+    const response = await fetch(`${tg.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('/readyz reports the store and the catalog', async () => {
+    const response = await fetch(`${tg.url}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'ready', store: 'ok', catalog: { failed: {} } });
+  });
+
+  it('/readyz answers 503 once the store is unreachable', async () => {
+    const broken = await startGateway();
+    try {
+      await broken.gateway.store.close();
+      const response = await fetch(`${broken.url}/readyz`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ status: 'unavailable', store: 'unreachable' });
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('answers unknown paths with the catalogue 404', async () => {
+    const response = await fetch(`${tg.url}/nope`);
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('TG_ERR_NOT_FOUND');
+  });
+});
