@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { KeyService } from './auth/key-service.js';
 import { OutboundClient } from './connections/outbound.js';
+import { emptySnapshot } from './catalog/catalog.js';
 import type { CatalogSnapshot } from './catalog/types.js';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
@@ -49,10 +50,6 @@ export async function openCore(
   await store.migrate();
   const keyring = new Keyring(master.key);
   return master.generatedAt ? { store, keyring, masterKeyFile: master.generatedAt } : { store, keyring };
-}
-
-function emptyCatalog(): CatalogSnapshot {
-  return { version: 0, loadedAt: new Date(), providers: new Map(), tools: new Map(), failed: new Map() };
 }
 
 /**
@@ -140,7 +137,7 @@ export class Gateway {
       options.config,
       core.store,
       core.keyring,
-      options.catalog ?? { current: emptyCatalog() },
+      options.catalog ?? { current: emptySnapshot() },
       options,
     );
     if (core.masterKeyFile) {

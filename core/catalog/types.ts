@@ -4,6 +4,7 @@
  * system tools and executor only read it. A reload builds a new snapshot and swaps it in one
  * assignment (DESIGN.md, Principles), so nothing here is ever mutated after construction.
  */
+import type { Manifest } from './manifest-schema.js';
 
 /** A JSON Schema object as emitted for MCP (draft 2020-12, no unresolved `$ref`). */
 export type JsonSchema = { [key: string]: unknown };
@@ -116,7 +117,20 @@ export interface ProviderEntry {
   contentHash: string;
   /** Id of the code plugin handling custom logic, when any. */
   plugin?: string;
+  /** Path of the manifest file the entry was built from. */
+  file: string;
+  /** How to connect and call the provider, as the manifest says (see manifest-schema.ts). */
+  spec: ProviderSpec;
+  /** Warnings of validation and compilation (e.g. operations skipped), for validate and /readyz. */
+  warnings: Finding[];
 }
+
+/**
+ * The manifest sections the connect flow and the executor read: auth (credential fields,
+ * injection, OAuth endpoints, webhook pattern), connection fields, base URLs and static headers,
+ * the credential check and the identity operation. Defaults are those documented in the schema.
+ */
+export type ProviderSpec = Pick<Manifest, 'auth' | 'connection_fields' | 'api' | 'verify' | 'identity'>;
 
 export interface CatalogSnapshot {
   /** Increases by one on every successful swap; part of the tools/list cache key. */
@@ -128,6 +142,8 @@ export interface CatalogSnapshot {
   readonly tools: ReadonlyMap<string, CompiledTool>;
   /** Providers that failed to load (and are not serving any version), by id, with findings. */
   readonly failed: ReadonlyMap<string, Finding[]>;
+  /** Providers serving their last good version because their manifest now fails, with findings. */
+  readonly stale: ReadonlyMap<string, Finding[]>;
 }
 
 /** Provider tool names (DESIGN.md, Fixed interfaces): room for client prefixes within 64 chars. */

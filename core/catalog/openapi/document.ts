@@ -1,0 +1,103 @@
+/**
+ * An OpenAPI document as parsed JSON, plus the operations it declares. Parsing goes through
+ * swagger-parser (JSON or YAML, version check) but not its dereference: on GitHub's description
+ * that costs ~0.6 s (DESIGN.md, Performance facts), so `$ref`s are resolved lazily, only where a
+ * selected operation reaches (see schema.ts).
+ */
+import SwaggerParser from '@apidevtools/swagger-parser';
+
+export type OpenApiVersion = '2.0' | '3.0' | '3.1';
+export type JsonObject = Record<string, unknown>;
+
+export interface OpenApiDocument {
+  version: OpenApiVersion;
+  root: JsonObject;
+}
+
+/** One operation of the document; `key` is `METHOD /path`. */
+export interface OperationRef {
+  key: string;
+  method: string;
+  path: string;
+  operationId?: string;
+  tags: string[];
+  pathItem: JsonObject;
+  operation: JsonObject;
+}
+
+/** An operation or schema the compiler cannot turn into a correct tool; the operation is skipped. */
+export class UnsupportedError extends Error {}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Reads and parses a document; throws with a readable message when it is not OpenAPI 2.0/3.0/3.1. */
+export async function loadDocument(file: string): Promise<OpenApiDocument> {
+  const root = (await SwaggerParser.parse(file)) as unknown as JsonObject;
+  const declared = [root.swagger, root.openapi].find((v): v is string => typeof v === 'string') ?? '';
+  const version =
+    declared === '2.0'
+      ? '2.0'
+      : declared.startsWith('3.0')
+        ? '3.0'
+        : declared.startsWith('3.1')
+          ? '3.1'
+          : undefined;
+  if (!version) throw new Error(`unsupported OpenAPI version "${declared}"; use 2.0, 3.0 or 3.1`);
+  return { version, root };
+}
+
+/** Every operation, ordered by path then method, so compilation is deterministic. */
+export function listOperations(doc: OpenApiDocument): OperationRef[] {
+  const paths = isObject(doc.root.paths) ? doc.root.paths : {};
+  const operations: OperationRef[] = [];
+  for (const path of Object.keys(paths).sort()) {
+    const pathItem = resolveObject(doc, paths[path]);
+    if (!pathItem) continue;
+    for (const method of METHODS) {
+      const operation = pathItem[method];
+      if (!isObject(operation)) continue;
+      const upper = method.toUpperCase();
+      const tags = Array.isArray(operation.tags) ? operation.tags.map(String) : [];
+      operations.push({
+        key: `${upper} ${path}`,
+        method: upper,
+        path,
+        ...(typeof operation.operationId === 'string' ? { operationId: operation.operationId } : {}),
+        tags,
+        pathItem,
+        operation,
+      });
+    }
+  }
+  return operations;
+}
+
+/** The value a local `$ref` (`#/a/b`) points at, or `undefined`. */
+export function resolvePointer(doc: OpenApiDocument, ref: string): unknown {
+  if (!ref.startsWith('#'))
+    throw new UnsupportedError(`external $ref "${ref}" (bundle the document into one file first)`);
+  if (ref !== '#' && !ref.startsWith('#/')) throw new UnsupportedError(`$ref "${ref}" to an anchor`);
+  let node: unknown = doc.root;
+  for (const raw of ref.slice(1).split('/').slice(1)) {
+    const segment = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isObject(node) && !Array.isArray(node)) return undefined;
+    node = (node as JsonObject)[segment];
+  }
+  return node;
+}
+
+/** Follows `$ref`s of a non-schema object (parameter, request body, response, path item). */
+export function resolveObject(doc: OpenApiDocument, value: unknown): JsonObject | undefined {
+  let node = value;
+  for (let hops = 0; isObject(node) && typeof node.$ref === 'string'; hops++) {
+    if (hops > 20) throw new UnsupportedError(`$ref chain through "${node.$ref}" does not end`);
+    const target = resolvePointer(doc, node.$ref);
+    if (target === undefined) throw new UnsupportedError(`$ref "${node.$ref}" points at nothing`);
+    node = target;
+  }
+  return isObject(node) ? node : undefined;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,366 @@
+/**
+ * One OpenAPI operation -> one tool's schemas and request plan.
+ *
+ * Arguments: path, query and header parameters by their own names (characters outside
+ * [A-Za-z0-9_.-] become `_`); a later parameter whose name is taken gets its location as prefix
+ * (`header_x`), then a number. An object body whose properties are all free names is spread into
+ * top-level arguments; any other body is the argument `body`. Path-level parameters are merged
+ * with the operation's, the operation's winning.
+ */
+import { HTTP_METHODS } from '../manifest-schema.js';
+import type { JsonSchema, ParameterBinding, RequestPlan, ToolAnnotations } from '../types.js';
+import { describeOperation, oneLine, operationTitle } from './describe.js';
+import {
+  isObject,
+  resolveObject,
+  UnsupportedError,
+  type JsonObject,
+  type OpenApiDocument,
+  type OperationRef,
+} from './document.js';
+import type { SchemaConverter, SchemaOut } from './schema.js';
+
+export interface CompiledOperation {
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: ToolAnnotations;
+  request: RequestPlan;
+}
+
+type Location = ParameterBinding['in'];
+type Method = RequestPlan['method'];
+type BodyContentType = NonNullable<RequestPlan['body']>['contentType'];
+
+interface Body {
+  contentType: BodyContentType;
+  required: boolean;
+  schema: SchemaOut;
+  description?: string;
+}
+
+const LOCATIONS: readonly Location[] = ['path', 'query', 'header'];
+/** Header parameters OpenAPI says to ignore: the executor sets them. */
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+/** Serialization styles a ParameterBinding can carry (matrix and label path styles are not). */
+const STYLES = new Set(['form', 'simple', 'spaceDelimited', 'pipeDelimited', 'deepObject']);
+const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** 2.0 parameter fields that form its schema. */
+const LEGACY_SCHEMA_FIELDS = [
+  'type',
+  'format',
+  'items',
+  'enum',
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'multipleOf',
+  'x-nullable',
+];
+
+/** Compiles one operation; throws UnsupportedError when it cannot become a correct tool. */
+export function compileOperation(
+  doc: OpenApiDocument,
+  converter: SchemaConverter,
+  op: OperationRef,
+): CompiledOperation {
+  if (!(HTTP_METHODS as readonly string[]).includes(op.method))
+    throw new UnsupportedError(`method ${op.method}`);
+  const method = op.method as Method;
+  const parameters = mergedParameters(doc, op);
+  const taken = new Set<string>();
+  const properties: JsonSchema = {};
+  const required: string[] = [];
+  const bindings: ParameterBinding[] = [];
+
+  for (const location of LOCATIONS) {
+    for (const param of parameters.filter((p) => p.in === location)) {
+      const name = String(param.name);
+      if (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) continue;
+      const arg = claimArg(name, location, taken);
+      const isRequired = location === 'path' || param.required === true;
+      properties[arg] = annotate(asObject(converter.convert(parameterSchema(doc, param), 'input')), param);
+      if (isRequired) required.push(arg);
+      bindings.push({
+        arg,
+        name,
+        in: location,
+        required: isRequired,
+        ...serialization(doc, param, location),
+      });
+    }
+  }
+  for (const param of parameters.filter((p) => p.in === 'cookie')) {
+    if (param.required === true)
+      throw new UnsupportedError(`required cookie parameter "${String(param.name)}"`);
+  }
+
+  const request: RequestPlan = { method, path: op.path, parameters: bindings };
+  const body = requestBody(doc, converter, op, parameters);
+  if (body) {
+    const spread = spreadableKeys(body.schema, taken);
+    if (spread) {
+      const schema = body.schema as JsonSchema;
+      const bodyRequired = new Set(body.required ? ((schema.required as string[] | undefined) ?? []) : []);
+      for (const key of spread) {
+        properties[key] = (schema.properties as JsonSchema)[key];
+        taken.add(key);
+        if (bodyRequired.has(key)) required.push(key);
+      }
+      request.body = {
+        contentType: body.contentType,
+        required: body.required,
+        from: { kind: 'spread', args: spread },
+      };
+    } else {
+      const arg = claimArg('body', 'request', taken);
+      const schema = asObject(body.schema);
+      properties[arg] =
+        body.description && !schema.description ? { ...schema, description: body.description } : schema;
+      if (body.required) required.push(arg);
+      request.body = {
+        contentType: body.contentType,
+        required: body.required,
+        from: { kind: 'property', arg },
+      };
+    }
+  }
+
+  const inputSchema: JsonSchema = {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+  const outputSchema = responseSchema(doc, converter, op);
+  const title = operationTitle(op.operation);
+  return {
+    ...(title !== undefined ? { title } : {}),
+    description: describeOperation(op, required),
+    inputSchema,
+    ...(outputSchema ? { outputSchema } : {}),
+    annotations: annotationsFor(method),
+    request,
+  };
+}
+
+/** MCP hints from HTTP semantics; PUT and DELETE are idempotent by definition (RFC 9110, 9.2.2). */
+export function annotationsFor(method: Method): ToolAnnotations {
+  if (method === 'GET' || method === 'HEAD') return { readOnlyHint: true, openWorldHint: true };
+  return {
+    readOnlyHint: false,
+    destructiveHint: method === 'DELETE',
+    idempotentHint: method === 'PUT' || method === 'DELETE',
+    openWorldHint: true,
+  };
+}
+
+function mergedParameters(doc: OpenApiDocument, op: OperationRef): JsonObject[] {
+  const byKey = new Map<string, JsonObject>();
+  for (const list of [op.pathItem.parameters, op.operation.parameters]) {
+    if (!Array.isArray(list)) continue;
+    for (const raw of list) {
+      const param = resolveObject(doc, raw);
+      if (!param || typeof param.name !== 'string') throw new UnsupportedError('a parameter without a name');
+      byKey.set(`${String(param.in)}:${param.name}`, param);
+    }
+  }
+  return [...byKey.values()];
+}
+
+function parameterSchema(doc: OpenApiDocument, param: JsonObject): unknown {
+  if (doc.version === '2.0') {
+    return Object.fromEntries(LEGACY_SCHEMA_FIELDS.filter((k) => k in param).map((k) => [k, param[k]]));
+  }
+  if (param.schema !== undefined) return param.schema;
+  if (param.content !== undefined)
+    throw new UnsupportedError(`parameter "${String(param.name)}" serialized as content`);
+  return { type: 'string' };
+}
+
+function serialization(
+  doc: OpenApiDocument,
+  param: JsonObject,
+  location: Location,
+): Pick<ParameterBinding, 'style' | 'explode'> {
+  if (doc.version === '2.0') {
+    if (param.type !== 'array') return {};
+    const format = typeof param.collectionFormat === 'string' ? param.collectionFormat : 'csv';
+    if (format === 'multi') return { style: 'form', explode: true };
+    if (format === 'ssv') return { style: 'spaceDelimited', explode: false };
+    if (format === 'pipes') return { style: 'pipeDelimited', explode: false };
+    if (format === 'csv')
+      return location === 'query' ? { style: 'form', explode: false } : { style: 'simple', explode: false };
+    throw new UnsupportedError(`collectionFormat "${format}" of parameter "${String(param.name)}"`);
+  }
+  const style = param.style;
+  if (style !== undefined && !(typeof style === 'string' && STYLES.has(style))) {
+    throw new UnsupportedError(`style ${JSON.stringify(style)} of parameter "${String(param.name)}"`);
+  }
+  return {
+    ...(style !== undefined ? { style: style as NonNullable<ParameterBinding['style']> } : {}),
+    ...(typeof param.explode === 'boolean' ? { explode: param.explode } : {}),
+  };
+}
+
+function requestBody(
+  doc: OpenApiDocument,
+  converter: SchemaConverter,
+  op: OperationRef,
+  parameters: JsonObject[],
+): Body | undefined {
+  if (doc.version === '2.0') return legacyBody(doc, converter, op, parameters);
+  const body = resolveObject(doc, op.operation.requestBody);
+  if (!body) return undefined;
+  const required = body.required === true;
+  const content = isObject(body.content) ? body.content : {};
+  const media = pickMediaType(Object.keys(content));
+  // Sending an operation without the body it is about (markdown, file uploads) would mislead, even when optional.
+  if (!media)
+    throw new UnsupportedError(`request body of type ${Object.keys(content).join(', ') || '(none)'}`);
+  const mediaObject = resolveObject(doc, content[media.key]) ?? {};
+  return {
+    contentType: media.contentType,
+    required,
+    schema: converter.convert(mediaObject.schema ?? {}, 'input'),
+    ...(typeof body.description === 'string' ? { description: oneLine(body.description) } : {}),
+  };
+}
+
+function legacyBody(
+  doc: OpenApiDocument,
+  converter: SchemaConverter,
+  op: OperationRef,
+  parameters: JsonObject[],
+): Body | undefined {
+  const consumes = [op.operation.consumes, doc.root.consumes].find(Array.isArray) as unknown[] | undefined;
+  const types = (consumes ?? []).map(String);
+  const bodyParam = parameters.find((p) => p.in === 'body');
+  if (bodyParam) {
+    const required = bodyParam.required === true;
+    if (types.length > 0 && pickMediaType(types)?.contentType !== 'application/json') {
+      throw new UnsupportedError(`request body of type ${types.join(', ')}`);
+    }
+    return {
+      contentType: 'application/json',
+      required,
+      schema: converter.convert(bodyParam.schema ?? {}, 'input'),
+      ...(typeof bodyParam.description === 'string' ? { description: oneLine(bodyParam.description) } : {}),
+    };
+  }
+  const fields = parameters.filter((p) => p.in === 'formData');
+  if (fields.length === 0) return undefined;
+  if (types.length > 0 && !types.includes('application/x-www-form-urlencoded')) {
+    throw new UnsupportedError(`form body of type ${types.join(', ')}`);
+  }
+  const schema = {
+    type: 'object',
+    properties: Object.fromEntries(
+      fields.map((f) => [
+        String(f.name),
+        {
+          ...(parameterSchema(doc, f) as JsonObject),
+          ...(typeof f.description === 'string' ? { description: f.description } : {}),
+        },
+      ]),
+    ),
+    required: fields.filter((f) => f.required === true).map((f) => String(f.name)),
+  };
+  return {
+    contentType: 'application/x-www-form-urlencoded',
+    required: fields.some((f) => f.required === true),
+    schema: converter.convert(schema, 'input'),
+  };
+}
+
+/** JSON first, then a form; other media types (multipart, binary, XML) are not supported. */
+function pickMediaType(types: string[]): { key: string; contentType: BodyContentType } | undefined {
+  const bare = (t: string) => (t.split(';')[0] ?? '').trim().toLowerCase();
+  const json = types.find((t) => /^application\/([a-z0-9.+-]*\+)?json$/.test(bare(t)));
+  if (json !== undefined) return { key: json, contentType: 'application/json' };
+  const form = types.find((t) => bare(t) === 'application/x-www-form-urlencoded');
+  return form !== undefined ? { key: form, contentType: 'application/x-www-form-urlencoded' } : undefined;
+}
+
+/** The object body's property names, when they can all become top-level arguments. */
+function spreadableKeys(schema: SchemaOut, taken: ReadonlySet<string>): string[] | undefined {
+  if (typeof schema === 'boolean' || !isObject(schema.properties)) return undefined;
+  if (schema.type !== undefined && schema.type !== 'object') return undefined;
+  const open = schema.additionalProperties !== undefined && schema.additionalProperties !== false;
+  const composed = ['patternProperties', 'allOf', 'anyOf', 'oneOf', 'not', 'if'].some((k) => k in schema);
+  if (open || composed) return undefined;
+  const keys = Object.keys(schema.properties);
+  if (keys.length === 0 || keys.some((k) => !ARG_NAME.test(k) || taken.has(k))) return undefined;
+  return keys;
+}
+
+/** The first 2xx JSON response schema, when it describes an object (MCP requires one). */
+function responseSchema(
+  doc: OpenApiDocument,
+  converter: SchemaConverter,
+  op: OperationRef,
+): JsonSchema | undefined {
+  const responses = isObject(op.operation.responses) ? op.operation.responses : {};
+  const code = Object.keys(responses)
+    .filter((c) => c.startsWith('2'))
+    .sort()[0];
+  if (code === undefined) return undefined;
+  try {
+    const response = resolveObject(doc, responses[code]);
+    let raw: unknown;
+    if (doc.version === '2.0') {
+      raw = response?.schema;
+    } else {
+      const content = isObject(response?.content) ? response.content : {};
+      const media = pickMediaType(Object.keys(content));
+      raw =
+        media?.contentType === 'application/json'
+          ? resolveObject(doc, content[media.key])?.schema
+          : undefined;
+    }
+    if (raw === undefined) return undefined;
+    const schema = converter.convert(raw, 'output');
+    if (typeof schema === 'boolean') return undefined;
+    if (schema.type === 'object') return schema;
+    return schema.type === undefined && isObject(schema.properties)
+      ? { type: 'object', ...schema }
+      : undefined;
+  } catch (error) {
+    // A response the compiler cannot express costs the tool its outputSchema, not its existence.
+    if (error instanceof UnsupportedError) return undefined;
+    throw error;
+  }
+}
+
+function claimArg(name: string, location: string, taken: Set<string>): string {
+  const clean = (text: string) => text.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64) || 'arg';
+  let arg = clean(name);
+  if (taken.has(arg)) arg = clean(`${location}_${name}`);
+  for (let n = 2; taken.has(arg); n++) arg = `${clean(`${location}_${name}`).slice(0, 60)}_${n}`;
+  taken.add(arg);
+  return arg;
+}
+
+function asObject(schema: SchemaOut): JsonSchema {
+  if (schema === true) return {};
+  if (schema === false) throw new UnsupportedError('a schema that admits nothing');
+  return schema;
+}
+
+function annotate(schema: JsonSchema, param: JsonObject): JsonSchema {
+  const description = typeof param.description === 'string' ? oneLine(param.description) : '';
+  return {
+    ...schema,
+    ...(description !== '' ? { description } : {}),
+    ...(param.deprecated === true ? { deprecated: true } : {}),
+  };
+}
