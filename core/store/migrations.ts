@@ -64,4 +64,45 @@ CREATE INDEX reports_scope ON reports(scope_id, created_at);
 CREATE INDEX reports_created ON reports(created_at);
 `,
   },
+  {
+    version: 2,
+    name: 'connections, one-time links, connection events',
+    sql: `
+CREATE TABLE connections (
+  id TEXT PRIMARY KEY,
+  scope_id TEXT NOT NULL REFERENCES scopes(id),
+  provider TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('connected', 'reapproval_needed')),
+  fields TEXT NOT NULL,
+  account TEXT,
+  credentials TEXT NOT NULL,
+  oauth_app TEXT,
+  expires_at TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (scope_id, provider)
+);
+CREATE INDEX connections_provider ON connections(provider, state);
+CREATE INDEX connections_expiry ON connections(expires_at);
+CREATE TABLE links (
+  token_hash TEXT PRIMARY KEY,
+  scope_id TEXT NOT NULL REFERENCES scopes(id),
+  provider TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  payload TEXT,
+  expires_at TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX links_expiry ON links(expires_at);
+CREATE TABLE connection_events (
+  id TEXT PRIMARY KEY,
+  scope_id TEXT NOT NULL REFERENCES scopes(id),
+  provider TEXT NOT NULL,
+  event TEXT NOT NULL,
+  detail TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX connection_events_created ON connection_events(created_at);
+`,
+  },
 ];

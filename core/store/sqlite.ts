@@ -5,6 +5,11 @@ import type { KeyType } from '../auth/keys.js';
 import { newId } from './ids.js';
 import { MIGRATIONS } from './migrations.js';
 import type {
+  ConnectionEvent,
+  ConnectionRecord,
+  ConnectionState,
+  LinkRecord,
+  NewConnection,
   ApiKeyRecord,
   ClientRecord,
   HashSecretRecord,
@@ -37,6 +42,57 @@ interface ReportRow {
   tool: string | null;
   created_at: string;
   resolved_at: string | null;
+}
+
+interface ConnectionRow {
+  id: string;
+  provider: string;
+  state: ConnectionState;
+  fields: string;
+  account: string | null;
+  credentials: string;
+  oauth_app: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface LinkRow {
+  client_id: string;
+  org_id: string;
+  user_id: string;
+  provider: string;
+  purpose: string;
+  payload: string | null;
+  expires_at: string;
+}
+
+const CONNECTION_COLUMNS = `c.id, c.provider, c.state, c.fields, c.account, c.credentials, c.oauth_app, c.expires_at, c.created_at, c.updated_at`;
+const SCOPE_MATCH = `s.client_id = ? AND s.org_id = ? AND s.user_id = ?`;
+
+function connectionRecord(row: ConnectionRow): ConnectionRecord {
+  return {
+    id: row.id,
+    provider: row.provider,
+    state: row.state,
+    fields: JSON.parse(row.fields) as Record<string, string>,
+    account: row.account,
+    credentials: row.credentials,
+    oauthApp: row.oauth_app,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function linkRecord(row: LinkRow): LinkRecord {
+  return {
+    scope: { clientId: row.client_id, orgId: row.org_id || null, userId: row.user_id || null },
+    provider: row.provider,
+    purpose: row.purpose,
+    payload: row.payload,
+    expiresAt: row.expires_at,
+  };
 }
 
 const KEY_COLUMNS = `k.id, k.client_id, c.name AS client_name, k.type, k.hint, k.created_at, k.last_used_at, k.revoked_at`;
@@ -293,6 +349,111 @@ export class SqliteStore implements Store {
       id,
     );
     return Promise.resolve(result.changes === 1);
+  }
+  listConnections(scope: Scope): Promise<ConnectionRecord[]> {
+    const rows = this.stmt(
+      `SELECT ${CONNECTION_COLUMNS} FROM connections c JOIN scopes s ON s.id = c.scope_id WHERE ${SCOPE_MATCH} ORDER BY c.provider`,
+    ).all(...scopeColumns(scope)) as ConnectionRow[];
+    return Promise.resolve(rows.map(connectionRecord));
+  }
+
+  getConnection(scope: Scope, provider: string): Promise<ConnectionRecord | undefined> {
+    const row = this.stmt(
+      `SELECT ${CONNECTION_COLUMNS} FROM connections c JOIN scopes s ON s.id = c.scope_id WHERE ${SCOPE_MATCH} AND c.provider = ?`,
+    ).get(...scopeColumns(scope), provider) as ConnectionRow | undefined;
+    return Promise.resolve(row && connectionRecord(row));
+  }
+
+  async putConnection(scope: Scope, c: NewConnection): Promise<void> {
+    const scopeId = await this.ensureScope(scope);
+    const now = new Date().toISOString();
+    this.stmt(
+      `INSERT INTO connections (id, scope_id, provider, state, fields, account, credentials, oauth_app, expires_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (scope_id, provider) DO UPDATE SET
+         id = excluded.id, state = excluded.state, fields = excluded.fields, account = excluded.account,
+         credentials = excluded.credentials, oauth_app = excluded.oauth_app, expires_at = excluded.expires_at,
+         updated_at = excluded.updated_at`,
+    ).run(
+      c.id,
+      scopeId,
+      c.provider,
+      c.state,
+      JSON.stringify(c.fields),
+      c.account,
+      c.credentials,
+      c.oauthApp,
+      c.expiresAt,
+      now,
+      now,
+    );
+  }
+
+  deleteConnection(scope: Scope, provider: string): Promise<boolean> {
+    const result = this.stmt(
+      `DELETE FROM connections WHERE provider = ? AND scope_id = (SELECT s.id FROM scopes s WHERE ${SCOPE_MATCH})`,
+    ).run(provider, ...scopeColumns(scope));
+    return Promise.resolve(result.changes === 1);
+  }
+
+  setConnectionState(scope: Scope, provider: string, state: ConnectionState): Promise<boolean> {
+    const result = this.stmt(
+      `UPDATE connections SET state = ?, updated_at = ? WHERE provider = ? AND scope_id = (SELECT s.id FROM scopes s WHERE ${SCOPE_MATCH})`,
+    ).run(state, new Date().toISOString(), provider, ...scopeColumns(scope));
+    return Promise.resolve(result.changes === 1);
+  }
+
+  async createLink(tokenHash: string, link: LinkRecord): Promise<void> {
+    const scopeId = await this.ensureScope(link.scope);
+    this.stmt(
+      'INSERT INTO links (token_hash, scope_id, provider, purpose, payload, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(
+      tokenHash,
+      scopeId,
+      link.provider,
+      link.purpose,
+      link.payload,
+      link.expiresAt,
+      new Date().toISOString(),
+    );
+  }
+
+  peekLink(tokenHash: string, now: string): Promise<LinkRecord | undefined> {
+    const row = this.stmt(
+      `SELECT s.client_id, s.org_id, s.user_id, l.provider, l.purpose, l.payload, l.expires_at
+       FROM links l JOIN scopes s ON s.id = l.scope_id WHERE l.token_hash = ? AND l.expires_at > ?`,
+    ).get(tokenHash, now) as LinkRow | undefined;
+    return Promise.resolve(row && linkRecord(row));
+  }
+
+  consumeLink(tokenHash: string, now: string): Promise<LinkRecord | undefined> {
+    // One transaction: two concurrent uses of a link cannot both get it.
+    const take = this.db.transaction((): LinkRow | undefined => {
+      const row = this.stmt(
+        `SELECT s.client_id, s.org_id, s.user_id, l.provider, l.purpose, l.payload, l.expires_at
+         FROM links l JOIN scopes s ON s.id = l.scope_id WHERE l.token_hash = ? AND l.expires_at > ?`,
+      ).get(tokenHash, now) as LinkRow | undefined;
+      if (row) this.stmt('DELETE FROM links WHERE token_hash = ?').run(tokenHash);
+      return row;
+    });
+    const row = take.immediate();
+    return Promise.resolve(row && linkRecord(row));
+  }
+
+  purgeExpiredLinks(now: string): Promise<number> {
+    return Promise.resolve(this.stmt('DELETE FROM links WHERE expires_at <= ?').run(now).changes);
+  }
+
+  async addConnectionEvent(
+    scope: Scope,
+    provider: string,
+    event: ConnectionEvent,
+    detail?: string,
+  ): Promise<void> {
+    const scopeId = await this.ensureScope(scope);
+    this.stmt(
+      'INSERT INTO connection_events (id, scope_id, provider, event, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(newId('evt'), scopeId, provider, event, detail ?? null, new Date().toISOString());
   }
 }
 

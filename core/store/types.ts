@@ -58,6 +58,41 @@ export interface ReportRecord extends NewReport {
   resolvedAt: string | null;
 }
 
+/** The states SPEC.md names; "no connection" is the absence of a row. */
+export type ConnectionState = 'connected' | 'reapproval_needed';
+
+/** A stored connection. `credentials` is a sealed envelope (see connections/vault.ts), never plaintext. */
+export interface ConnectionRecord {
+  id: string;
+  provider: string;
+  state: ConnectionState;
+  /** Non-secret connection fields (manifest `connection_fields`). */
+  fields: Record<string, string>;
+  /** The connected account (login, email), when the provider names it. */
+  account: string | null;
+  credentials: string;
+  /** Which OAuth app minted the tokens (OAuth2 providers). */
+  oauthApp: string | null;
+  /** Absolute expiry of the access token (OAuth2 providers), ISO time. */
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type NewConnection = Omit<ConnectionRecord, 'createdAt' | 'updatedAt'>;
+
+/** A one-time link (secure credential entry, OAuth start): stored by the hash of its token. */
+export interface LinkRecord {
+  scope: Scope;
+  provider: string;
+  purpose: string;
+  /** Purpose-specific JSON (never a secret in clear). */
+  payload: string | null;
+  expiresAt: string;
+}
+
+export type ConnectionEvent = 'connected' | 'disconnected' | 'refreshed' | 'reapproval_needed';
+
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
   migrate(): Promise<number[]>;
@@ -97,4 +132,25 @@ export interface Store {
   /** Every report, newest first, for the operator. */
   listReports(filter: { status?: 'open' | 'resolved' }): Promise<ReportRecord[]>;
   resolveReport(id: string, at: string): Promise<boolean>;
+
+  listConnections(scope: Scope): Promise<ConnectionRecord[]>;
+  getConnection(scope: Scope, provider: string): Promise<ConnectionRecord | undefined>;
+  /**
+   * Inserts the scope's connection to `connection.provider`, or replaces the existing one whole
+   * (id, credentials and all) in one statement: a reconnect never leaves a mix of old and new.
+   */
+  putConnection(scope: Scope, connection: NewConnection): Promise<void>;
+  /** Deletes the row, credentials included; false when there was none. */
+  deleteConnection(scope: Scope, provider: string): Promise<boolean>;
+  setConnectionState(scope: Scope, provider: string, state: ConnectionState): Promise<boolean>;
+
+  createLink(tokenHash: string, link: LinkRecord): Promise<void>;
+  /** The link, when it exists and has not expired at `now`; it stays usable. */
+  peekLink(tokenHash: string, now: string): Promise<LinkRecord | undefined>;
+  /** Takes the link (single use): returns it and deletes it atomically; undefined if gone or expired. */
+  consumeLink(tokenHash: string, now: string): Promise<LinkRecord | undefined>;
+  /** Deletes links expired at `now`; returns how many. */
+  purgeExpiredLinks(now: string): Promise<number>;
+
+  addConnectionEvent(scope: Scope, provider: string, event: ConnectionEvent, detail?: string): Promise<void>;
 }
