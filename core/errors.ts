@@ -83,6 +83,11 @@ export const ERRORS = {
     status: 404,
     message: 'Nothing is served at this path. The MCP endpoint is /mcp/.',
   },
+  TG_ERR_ADMIN_UNAUTHORIZED: {
+    status: 401,
+    message:
+      'The admin API needs Authorization: Bearer <token>, with the token from admin.token in the data dir.',
+  },
   TG_ERR_UNAVAILABLE: {
     status: 503,
     message: 'The gateway is shutting down or its store is unreachable. Retry shortly.',

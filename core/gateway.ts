@@ -1,12 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { KeyService } from './auth/key-service.js';
-import { OutboundClient } from './connections/outbound.js';
-import { emptySnapshot } from './catalog/catalog.js';
-import type { CatalogSnapshot } from './catalog/types.js';
+import { scopeKey } from './auth/scope.js';
+import { CatalogHolder, formatFindings, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
+import { OutboundClient } from './connections/outbound.js';
+import { ConnectionService } from './connections/service.js';
+import { Vault } from './connections/vault.js';
+import { adminRoutes } from './http/admin.js';
 import { createApp } from './http/app.js';
 import { authenticate, hostGuard } from './http/auth.js';
+import { connectPageRoutes } from './http/connect-page.js';
 import { healthRoutes } from './http/health.js';
 import { mcpRoutes } from './http/mcp.js';
 import { Keyring, loadMasterKey } from './keyring.js';
@@ -16,27 +20,31 @@ import { TOOLS_LIST_CHANGED } from './mcp/protocol.js';
 import { MemorySessionStore } from './mcp/sessions.js';
 import { StreamableLeg } from './mcp/streamable.js';
 import { StreamHub } from './mcp/streams.js';
+import { PluginRegistry } from './plugins/registry.js';
+import type { ProviderPlugin } from './plugins/types.js';
 import { openStore } from './store/sqlite.js';
-import type { Store } from './store/types.js';
-import { ToolService } from './tools/service.js';
+import type { Scope, Store } from './store/types.js';
+import { Executor } from './tools/executor.js';
+import { providerToolRunner, visibleProviders } from './tools/provider-tools.js';
 import { reportWebhook } from './tools/report-webhook.js';
+import { ToolService } from './tools/service.js';
 import { createSystemTools } from './tools/system.js';
-import { textResult } from './tools/types.js';
 
 export interface GatewayOptions {
   config: Config;
   /** Where log lines go (default stdout); tests capture them to scan for secrets. */
   logStream?: DestinationStream;
-  catalog?: { readonly current: CatalogSnapshot };
+  /** Code plugins (plugins/ at the top level), registered by the composition root. */
+  plugins?: readonly ProviderPlugin[];
 }
 
 /** Timers of the running gateway; short enough that revocation cuts an open stream within ~1 s. */
 const REVOCATION_SWEEP_MS = 1_000;
 const KEEP_ALIVE_MS = 15_000;
+const HOUSEKEEPING_MS = 60_000;
+const SESSION_IDLE_MS = 60 * 60_000;
 const OUTBOUND_TIMEOUT_MS = 30_000;
 const OUTBOUND_MAX_BYTES = 5 * 1024 * 1024;
-const SESSION_SWEEP_MS = 60_000;
-const SESSION_IDLE_MS = 60 * 60_000;
 
 export const MASTER_KEY_WARNING =
   'Generated a new master key. Back this file up somewhere safe and separate from the database: without it, stored provider credentials cannot be decrypted. Or set TOOLGATE_MASTER_KEY.';
@@ -53,8 +61,9 @@ export async function openCore(
 }
 
 /**
- * The composition root: settings -> master key -> store -> services -> HTTP app. Everything a
- * running gateway holds is created here, in dependency order, and closed by `close()` in reverse.
+ * The composition root: settings -> master key -> store -> catalog -> services -> HTTP app.
+ * Everything a running gateway holds is created here, in dependency order, and closed by
+ * `close()` in reverse.
  */
 export class Gateway {
   readonly app: FastifyInstance;
@@ -63,6 +72,8 @@ export class Gateway {
   readonly sessions = new MemorySessionStore();
   /** The one outbound HTTP client: provider calls, report and event webhooks. */
   readonly outbound: OutboundClient;
+  readonly connections: ConnectionService;
+  readonly catalog: CatalogHolder;
   private readonly modern: ModernLeg;
   private readonly timers: NodeJS.Timeout[] = [];
   private lastSweep = new Date().toISOString();
@@ -72,10 +83,17 @@ export class Gateway {
     readonly config: Config,
     readonly store: Store,
     keyring: Keyring,
-    readonly catalog: { readonly current: CatalogSnapshot },
     options: GatewayOptions,
   ) {
     this.keys = new KeyService(store, keyring);
+    this.app = createApp({
+      logLevel: config.logLevel,
+      ...(options.logStream ? { logStream: options.logStream } : {}),
+    });
+    const log = this.app.log;
+    const plugins = new PluginRegistry();
+    for (const plugin of options.plugins ?? []) plugins.register(plugin);
+    this.catalog = new CatalogHolder({ dir: config.manifestsDir, registry: plugins });
     this.outbound = new OutboundClient({
       allowPrivateNetwork: config.allowPrivateNetwork,
       timeoutMs: OUTBOUND_TIMEOUT_MS,
@@ -84,34 +102,29 @@ export class Gateway {
       // Webhooks the operator configured are trusted to live on the operator's own network.
       trustedOrigins: config.reportWebhookUrl ? [config.reportWebhookUrl] : [],
     });
-    this.app = createApp({
-      logLevel: config.logLevel,
-      ...(options.logStream ? { logStream: options.logStream } : {}),
-    });
-    const log = this.app.log;
-    const systemTools = createSystemTools({
-      catalog,
-      store,
-      ...(config.reportWebhookUrl
-        ? { reportSink: reportWebhook(this.outbound, config.reportWebhookUrl) }
-        : {}),
-      onSinkError: (error, report) =>
-        log.warn(
-          { err: error, report: report.id, code: 'TG_REPORT_WEBHOOK_FAILED' },
-          'report webhook failed',
-        ),
-    });
+    const executor = new Executor({ outbound: this.outbound, plugins, config, log });
+    this.connections = new ConnectionService({ store, vault: new Vault(keyring), executor, plugins, config });
+    this.connections.on('changed', (scope) => this.notifyToolsChanged(scopeKey(scope)));
+
+    const catalog = this.catalog;
     const tools = new ToolService({
       catalog,
-      systemTools,
-      visibleProviders: (_caller, snapshot) =>
-        Promise.resolve(
-          [...snapshot.providers.values()].filter((p) => p.auth.kind === 'none').map((p) => p.id),
-        ),
-      runProviderTool: (_caller, provider) =>
-        Promise.resolve(
-          textResult(`The ${provider.displayName} tools cannot run yet: no executor is configured.`, true),
-        ),
+      systemTools: createSystemTools({
+        catalog,
+        store,
+        connections: this.connections,
+        baseUrl: config.baseUrl,
+        ...(config.reportWebhookUrl
+          ? { reportSink: reportWebhook(this.outbound, config.reportWebhookUrl) }
+          : {}),
+        onSinkError: (error, report) =>
+          log.warn(
+            { err: error, report: report.id, code: 'TG_REPORT_WEBHOOK_FAILED' },
+            'report webhook failed',
+          ),
+      }),
+      visibleProviders: (caller, snapshot) => visibleProviders(this.connections, caller.scope, snapshot),
+      runProviderTool: providerToolRunner(this.connections, executor),
     });
     const onError = (error: unknown): void =>
       log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed');
@@ -127,24 +140,52 @@ export class Gateway {
         basePath: new URL(config.baseUrl).pathname.replace(/\/+$/, ''),
       }),
     });
+    connectPageRoutes(this.app, { catalog, connections: this.connections });
     healthRoutes(this.app, { store, catalog });
+    adminRoutes(this.app, this);
+
+    catalog.on('changed', (providers) => void this.notifyProvidersChanged(providers));
+    catalog.on('reloaded', (report) => this.logReload(report, 'watcher'));
+    catalog.on('error', (error) =>
+      log.error({ err: error, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
+    );
   }
 
-  /** Opens the store (migrating it) and builds the gateway; `listen()` starts serving. */
+  /** Opens the store (migrating it), loads the catalog and builds the gateway; `listen()` starts serving. */
   static async create(options: GatewayOptions): Promise<Gateway> {
     const core = await openCore(options.config);
-    const gateway = new Gateway(
-      options.config,
-      core.store,
-      core.keyring,
-      options.catalog ?? { current: emptySnapshot() },
-      options,
-    );
+    const gateway = new Gateway(options.config, core.store, core.keyring, options);
     if (core.masterKeyFile) {
       gateway.app.log.warn({ code: 'TG_MASTER_KEY_GENERATED', file: core.masterKeyFile }, MASTER_KEY_WARNING);
     }
     await gateway.keys.init();
+    await gateway.reloadCatalog();
     return gateway;
+  }
+
+  /** Rebuilds the catalog aside and swaps it in (SIGHUP, `toolgate catalog reload`, the admin API). */
+  async reloadCatalog(): Promise<CatalogReport> {
+    const report = await this.catalog.reload();
+    this.logReload(report, 'request');
+    return report;
+  }
+
+  private logReload(report: CatalogReport, trigger: string): void {
+    const log = this.app.log;
+    const { version, added, changed, removed, keptOld, failed } = report;
+    log.info(
+      { code: 'TG_CATALOG_LOADED', trigger, version, added, changed, removed, keptOld, failed },
+      'catalog loaded',
+    );
+    for (const [provider, findings] of Object.entries(report.findings)) {
+      const errors = findings.filter((f) => f.severity === 'error');
+      if (errors.length > 0) {
+        log.error(
+          { code: 'TG_CATALOG_PROVIDER_FAILED', provider, findings: formatFindings(errors) },
+          `provider ${provider} failed to load`,
+        );
+      }
+    }
   }
 
   /**
@@ -160,10 +201,11 @@ export class Gateway {
 
   async listen(): Promise<string> {
     await this.app.listen({ host: this.config.host, port: this.config.port });
+    this.catalog.start();
     this.timers.push(
       setInterval(() => void this.sweepRevoked(), REVOCATION_SWEEP_MS),
       setInterval(() => this.hub.keepAlive(), KEEP_ALIVE_MS),
-      setInterval(() => void this.sweepSessions(), SESSION_SWEEP_MS),
+      setInterval(() => void this.housekeeping(), HOUSEKEEPING_MS),
     );
     for (const timer of this.timers) timer.unref();
     const address = this.app.server.address();
@@ -173,9 +215,26 @@ export class Gateway {
   }
 
   /** Tells one scope's open streams and listen subscriptions that its tool list changed. */
-  notifyToolsChanged(scopeKey: string): void {
-    this.hub.sendToScope(scopeKey, TOOLS_LIST_CHANGED);
-    this.modern.toolsChanged(scopeKey);
+  notifyToolsChanged(key: string): void {
+    this.hub.sendToScope(key, TOOLS_LIST_CHANGED);
+    this.modern.toolsChanged(key);
+  }
+
+  /** After a reload: tells each listening scope that sees one of the changed providers. */
+  private async notifyProvidersChanged(providers: ReadonlySet<string>): Promise<void> {
+    for (const scope of this.hub.scopes()) {
+      if (await this.sees(scope, providers)) this.notifyToolsChanged(scopeKey(scope));
+    }
+  }
+
+  private async sees(scope: Scope, providers: ReadonlySet<string>): Promise<boolean> {
+    const connected = new Set((await this.connections.list(scope)).map((c) => c.provider));
+    for (const id of providers) {
+      const entry = this.catalog.current.providers.get(id);
+      // A removed provider may have been visible to everyone (auth none): telling too many is harmless.
+      if (connected.has(id) || !entry || entry.auth.kind === 'none') return true;
+    }
+    return false;
   }
 
   /** Closes every stream opened with this key (in-process revocation; the sweep covers the CLI). */
@@ -200,10 +259,16 @@ export class Gateway {
     }
   }
 
-  private async sweepSessions(): Promise<void> {
-    const open = this.hub.sessionIds();
-    for (const id of await this.sessions.idleSince(Date.now() - SESSION_IDLE_MS)) {
-      if (!open.has(id)) await this.sessions.delete(id);
+  /** Expires idle sessions (those without an open stream) and purges expired one-time links. */
+  private async housekeeping(): Promise<void> {
+    try {
+      const open = this.hub.sessionIds();
+      for (const id of await this.sessions.idleSince(Date.now() - SESSION_IDLE_MS)) {
+        if (!open.has(id)) await this.sessions.delete(id);
+      }
+      await this.connections.purgeExpiredLinks();
+    } catch (error) {
+      this.app.log.warn({ err: error, code: 'TG_HOUSEKEEPING_FAILED' }, 'housekeeping failed');
     }
   }
 
@@ -214,6 +279,7 @@ export class Gateway {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const timer of this.timers) clearInterval(timer);
+      this.catalog.stop();
       this.hub.closeWhere(() => true);
       const grace = setTimeout(() => this.app.server.closeAllConnections(), this.config.shutdownGraceMs);
       try {

@@ -31,6 +31,15 @@ export function createApp(options: { logLevel: string; logStream?: DestinationSt
     return503OnClosing: true,
   });
 
+  // Form posts of the server-rendered pages (connect page, dashboard): a flat map of strings.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
+
   app.setErrorHandler((error, request, reply) => {
     const code = (error as { code?: string }).code;
     const known =

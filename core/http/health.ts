@@ -1,8 +1,22 @@
 import type { FastifyInstance } from 'fastify';
-import type { CatalogSnapshot } from '../catalog/types.js';
+import type { CatalogSnapshot, Finding } from '../catalog/types.js';
 import type { Store } from '../store/types.js';
 
-/** `/healthz`: the process answers. `/readyz`: the store answers and a catalog is loaded. */
+function errorsByProvider(map: ReadonlyMap<string, Finding[]>): Record<string, string[]> {
+  return Object.fromEntries(
+    [...map].map(([id, findings]) => [
+      id,
+      findings
+        .filter((f) => f.severity === 'error')
+        .map((f) => `${f.code} ${f.path.join(' > ')}: ${f.message}`),
+    ]),
+  );
+}
+
+/**
+ * `/healthz`: the process answers. `/readyz`: the store answers and a catalog is loaded; its detail
+ * names providers that failed to load and those serving their last good version (stale).
+ */
 export function healthRoutes(
   app: FastifyInstance,
   deps: { store: Store; catalog: { readonly current: CatalogSnapshot } },
@@ -11,22 +25,16 @@ export function healthRoutes(
   app.get('/readyz', async (_request, reply) => {
     const storeOk = await deps.store.ping();
     const catalog = deps.catalog.current;
-    const failed = Object.fromEntries(
-      [...catalog.failed].map(([id, findings]) => [
-        id,
-        findings.map((f) => `${f.code} ${f.path.join(' > ')}: ${f.message}`),
-      ]),
-    );
-    const body = {
+    return reply.code(storeOk ? 200 : 503).send({
       status: storeOk ? 'ready' : 'unavailable',
       store: storeOk ? 'ok' : 'unreachable',
       catalog: {
         version: catalog.version,
         providers: catalog.providers.size,
         tools: catalog.tools.size,
-        failed,
+        failed: errorsByProvider(catalog.failed),
+        stale: errorsByProvider(catalog.stale),
       },
-    };
-    return reply.code(storeOk ? 200 : 503).send(body);
+    });
   });
 }

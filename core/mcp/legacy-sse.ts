@@ -45,6 +45,7 @@ export class LegacySseLeg {
     this.writers.set(id, writer);
     const unregister = this.deps.hub.add({
       keyId: caller.keyId,
+      scope: caller.scope,
       scopeKey: caller.scopeKey,
       sessionId: id,
       send: (json) => writer.send(json),

@@ -197,6 +197,7 @@ export class ModernLeg {
     await this.forward(current.handler, request, reply, caller, ended);
     unregister = this.deps.hub.add({
       keyId: caller.keyId,
+      scope: caller.scope,
       scopeKey: caller.scopeKey,
       close: () => reply.raw.destroy(),
     });

@@ -124,6 +124,7 @@ export class StreamableLeg {
     this.getStreams.set(session.id, writer);
     const unregister = this.deps.hub.add({
       keyId: caller.keyId,
+      scope: caller.scope,
       scopeKey: caller.scopeKey,
       sessionId: session.id,
       send: (json) => writer.send(json),

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import type { Scope } from '../store/types.js';
 import { sseMessage } from './protocol.js';
 
 /**
@@ -9,6 +10,7 @@ import { sseMessage } from './protocol.js';
  */
 export interface HubStream {
   keyId: string;
+  scope: Scope;
   scopeKey: string;
   sessionId?: string;
   /** Delivers a JSON-RPC notification; absent where the SDK delivers notifications itself. */
@@ -97,6 +99,11 @@ export class StreamHub extends EventEmitter {
   /** Sends a notification to every stream of one scope that takes notifications from us. */
   sendToScope(scopeKey: string, json: string): void {
     for (const stream of this.byScope.get(scopeKey) ?? []) stream.send?.(json);
+  }
+
+  /** One entry per scope with an open stream: who to tell when tools may have changed. */
+  scopes(): Scope[] {
+    return [...this.byScope.values()].map((streams) => [...streams][0]!.scope);
   }
 
   /** Sessions that have a stream open here (they are in use, however long since their last POST). */

@@ -155,7 +155,8 @@ function providerErrorResult(
 }
 
 // The provider's own explanation, from the error shapes APIs commonly use, short and redacted.
-function providerMessage(response: OutboundResponse, secrets: readonly string[]): string | undefined {
+/** The provider's own explanation of a failed response, from the error shapes APIs commonly use. */
+export function providerMessage(response: OutboundResponse, secrets: readonly string[]): string | undefined {
   const contentType = headerValue(response.headers, 'content-type') ?? '';
   const body = redact(decode(response.body, contentType), secrets).trim();
   if (body === '') return undefined;

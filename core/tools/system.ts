@@ -1,6 +1,7 @@
-import type { CatalogSnapshot } from '../catalog/types.js';
-import type { ReportRecord, Store } from '../store/types.js';
 import type { Caller } from '../auth/caller.js';
+import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
+import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
+import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
 import { textResult, type SystemTool } from './types.js';
 
 /** Delivers a filed report to the operator beyond the store (TOOLGATE_REPORT_WEBHOOK_URL). */
@@ -9,8 +10,76 @@ export type ReportSink = (report: ReportRecord, caller: Caller) => Promise<void>
 export interface SystemToolDeps {
   catalog: { readonly current: CatalogSnapshot };
   store: Store;
+  connections: ConnectionService;
+  /** Public base URL, for one-time links. */
+  baseUrl: string;
   reportSink?: ReportSink;
   onSinkError: (error: unknown, report: ReportRecord) => void;
+}
+
+/** list_providers pages: at most 50 entries, which stay around 4k tokens. */
+export const PAGE_SIZE = 50;
+
+const AUTH_WORDS: Readonly<Record<ProviderEntry['auth']['kind'], string>> = {
+  api_key: 'API key',
+  webhook_url: 'webhook URL',
+  oauth2: 'OAuth2',
+  none: 'no credentials',
+};
+
+const providerProperty = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'Provider id, as list_providers shows it (e.g. "github", "slack-webhook").',
+} as const;
+
+function unknownProvider(id: string): ReturnType<typeof textResult> {
+  return textResult(
+    `No provider "${id}" in this gateway. Call list_providers to see the provider ids.`,
+    true,
+  );
+}
+
+function stateOf(record: ConnectionRecord | undefined): StateWord {
+  return record ? STATE_WORDS[record.state] : 'no connection';
+}
+
+function describeState(record: ConnectionRecord | undefined): string {
+  const state = stateOf(record);
+  return record?.account ? `${state} as ${record.account}` : state;
+}
+
+/** The first sentence of a description, short enough for one line. */
+function oneLine(text: string, max = 110): string {
+  const first =
+    text
+      .replace(/\s+/g, ' ')
+      .trim()
+      .split(/(?<=[.!?])\s/)[0] ?? '';
+  return first.length > max ? `${first.slice(0, max - 1)}…` : first;
+}
+
+/** What connecting needs, in words an agent can relay to the user. */
+function connectNeeds(provider: ProviderEntry): string {
+  const auth = provider.spec.auth;
+  const fields = Object.entries(provider.spec.connection_fields ?? {}).map(([name, f]) => {
+    const choice = f.enum ? `one of ${f.enum.join(', ')}` : (f.description ?? f.title ?? 'text');
+    return `fields.${name} (${choice}${f.default !== undefined ? `; default ${f.default}` : ''})`;
+  });
+  const extra = fields.length > 0 ? ` Connection fields: ${fields.join(', ')}.` : '';
+  switch (auth.kind) {
+    case 'none':
+      return 'Nothing: its tools are available without connecting.';
+    case 'oauth2':
+      return `The user approves access in a browser through a link connect_provider returns${auth.scopes ? ` (scopes: ${auth.scopes.default.join(auth.scopes.separator ?? ' ')})` : ''}.${extra}`;
+    case 'webhook_url':
+      return `A webhook URL (credentials.webhook_url) on ${auth.allowed_hosts.join(' or ')}${auth.credential?.description ? `: ${auth.credential.description}` : ''}.${extra}`;
+    case 'api_key':
+      return `${Object.entries(auth.credentials)
+        .map(([name, c]) => `credentials.${name} (${c.title}${c.description ? `: ${c.description}` : ''})`)
+        .join(', ')}.${extra}`;
+  }
 }
 
 function listProviders(deps: SystemToolDeps): SystemTool {
@@ -18,37 +87,191 @@ function listProviders(deps: SystemToolDeps): SystemTool {
     name: 'list_providers',
     title: 'List providers',
     description:
-      "Browse the integrations (providers) this gateway can connect, with each one's id, name, what it does, how it authenticates and its tool categories. Use it when the user asks what integrations are available; then connect one with connect_provider.",
+      'Browse the integrations (providers) this gateway can connect: id, name, what it does, how it connects, its tool categories, and whether this user has connected it. Use it when the user asks what integrations are available; then connect one with connect_provider or look closer with inspect_provider.',
     inputSchema: {
       type: 'object',
       properties: {
         query: {
           type: 'string',
+          maxLength: 200,
           description: 'Words to match against provider ids, names and descriptions.',
+        },
+        category: {
+          type: 'string',
+          maxLength: 100,
+          description: 'Only providers with a category of this id or title.',
+        },
+        connected: {
+          type: 'boolean',
+          description: 'true: only connected providers; false: only those not connected.',
+        },
+        cursor: {
+          type: 'string',
+          maxLength: 20,
+          description: 'The cursor a previous page returned, for the next page.',
         },
       },
       additionalProperties: false,
     },
     annotations: { readOnlyHint: true, openWorldHint: false },
-    handler(args) {
+    async handler(args, { caller }) {
       const query = typeof args.query === 'string' ? args.query.toLowerCase().trim() : '';
-      const providers = [...deps.catalog.current.providers.values()].filter(
-        (p) => query === '' || `${p.id} ${p.displayName} ${p.description}`.toLowerCase().includes(query),
+      const category = typeof args.category === 'string' ? args.category.toLowerCase().trim() : '';
+      const connections = new Map((await deps.connections.list(caller.scope)).map((c) => [c.provider, c]));
+      const matching = [...deps.catalog.current.providers.values()].filter(
+        (p) =>
+          (query === '' ||
+            query
+              .split(/\s+/)
+              .every((word) => `${p.id} ${p.displayName} ${p.description}`.toLowerCase().includes(word))) &&
+          (category === '' ||
+            p.categories.some((c) => c.id === category || c.title.toLowerCase() === category)) &&
+          (typeof args.connected !== 'boolean' || args.connected === connections.has(p.id)),
       );
-      if (providers.length === 0) {
-        return Promise.resolve(
-          textResult(
-            query === ''
-              ? 'No providers are installed in this gateway yet. The operator adds them as manifests in the catalog.'
-              : `No provider matches "${query}". Call list_providers without a query to see them all.`,
-          ),
+      if (deps.catalog.current.providers.size === 0) {
+        return textResult(
+          'No providers are installed in this gateway yet. The operator adds them as manifests in the catalog.',
         );
       }
-      const lines = providers.map(
-        (p) =>
-          `- ${p.id}: ${p.displayName} (${p.auth.kind}) — ${p.description} Categories: ${p.categories.map((c) => c.title).join(', ')}.`,
+      if (matching.length === 0) {
+        return textResult('No provider matches. Call list_providers without arguments to see them all.');
+      }
+      const start = typeof args.cursor === 'string' && /^\d+$/.test(args.cursor) ? Number(args.cursor) : 0;
+      const page = matching.slice(start, start + PAGE_SIZE);
+      const connectedCount = matching.filter((p) => connections.has(p.id)).length;
+      const lines = page.map((p) => {
+        const state = p.auth.kind === 'none' ? 'no connection needed' : describeState(connections.get(p.id));
+        return `- ${p.id}: ${p.displayName} [${AUTH_WORDS[p.auth.kind]}; ${state}] — ${oneLine(p.description, 160)} Categories: ${p.categories.map((c) => c.title).join(', ')}.`;
+      });
+      const end = start + page.length;
+      const next = end < matching.length ? `\nMore providers: call list_providers with cursor "${end}".` : '';
+      return textResult(
+        `Providers ${start + 1}–${end} of ${matching.length} (${connectedCount} connected here). Connect one with connect_provider; see its tools with inspect_provider.\n${lines.join('\n')}${next}`,
       );
-      return Promise.resolve(textResult(`${providers.length} provider(s):\n${lines.join('\n')}`));
+    },
+  };
+}
+
+function connectProvider(deps: SystemToolDeps): SystemTool {
+  return {
+    name: 'connect_provider',
+    title: 'Connect a provider',
+    description:
+      'Connect a provider for this user so its tools become available. Prefer calling it with only `provider`: it returns a one-time secure link where the user pastes the API key or webhook URL (or approves access, for OAuth2), so the secret never passes through this conversation. Pass `credentials` only when the user explicitly gives them: `credentials.api_key` for a single-key provider, `credentials.webhook_url` for a webhook provider, other names as inspect_provider lists them; `fields` holds non-secret settings (e.g. a region or subdomain). Reconnecting replaces the stored credential.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        provider: providerProperty,
+        credentials: {
+          type: 'object',
+          description:
+            'Secrets by name (api_key, webhook_url, or the names inspect_provider lists). Omit to get a secure link instead.',
+          additionalProperties: { type: 'string', maxLength: 4096 },
+        },
+        fields: {
+          type: 'object',
+          description: 'Non-secret connection settings by name, as inspect_provider lists them.',
+          additionalProperties: { type: 'string', maxLength: 256 },
+        },
+      },
+      required: ['provider'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async handler(args, { caller }) {
+      const id = args.provider as string;
+      const provider = deps.catalog.current.providers.get(id);
+      if (!provider) return unknownProvider(id);
+      const kind = provider.auth.kind;
+      if (kind === 'none')
+        return textResult(`${provider.displayName} needs no connection: its tools are available already.`);
+      if (kind === 'oauth2') {
+        return textResult(
+          `${provider.displayName} connects with OAuth2, which this gateway does not support yet.`,
+          true,
+        );
+      }
+      if (args.credentials === undefined) {
+        const { token } = await deps.connections.createLink(caller.scope, provider.id, 'credentials');
+        const minutes = Math.round(LINK_TTL_MS / 60_000);
+        return textResult(
+          `To connect ${provider.displayName}, ask the user to open this link and paste the ${kind === 'webhook_url' ? 'webhook URL' : 'credentials'} there:\n${deps.baseUrl}/connect/${token}\n` +
+            `The link works once and expires in ${minutes} minutes; the secret never passes through this conversation. ` +
+            `It asks for: ${connectNeeds(provider)} Once the user has saved it, ${provider.displayName}'s tools appear in the tool list.`,
+        );
+      }
+      const outcome = await deps.connections.connect(caller.scope, provider, {
+        credentials: args.credentials,
+        fields: args.fields,
+      });
+      if (!outcome.ok) return textResult(outcome.message, true);
+      const tools = provider.tools.map((t) => t.name);
+      return textResult(
+        `${outcome.replaced ? 'Reconnected' : 'Connected'} ${provider.displayName}${outcome.account ? ` as ${outcome.account}` : ''}. ` +
+          `Its ${tools.length} tool(s) are available now: ${tools.join(', ')}.`,
+      );
+    },
+  };
+}
+
+function disconnectProvider(deps: SystemToolDeps): SystemTool {
+  return {
+    name: 'disconnect_provider',
+    title: 'Disconnect a provider',
+    description:
+      'Disconnect a provider for this user: its stored credentials are deleted and its tools disappear from the tool list. Use it when the user asks to remove or revoke an integration.',
+    inputSchema: {
+      type: 'object',
+      properties: { provider: providerProperty },
+      required: ['provider'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    async handler(args, { caller }) {
+      const id = args.provider as string;
+      const provider = deps.catalog.current.providers.get(id);
+      const removed = await deps.connections.disconnect(caller.scope, id);
+      const name = provider?.displayName ?? id;
+      if (!removed)
+        return provider ? textResult(`${name} was not connected here; nothing to do.`) : unknownProvider(id);
+      return textResult(`Disconnected ${name}: its credentials were deleted and its tools removed.`);
+    },
+  };
+}
+
+function inspectProvider(deps: SystemToolDeps): SystemTool {
+  return {
+    name: 'inspect_provider',
+    title: 'Inspect a provider',
+    description:
+      'See what a provider can do before or after connecting it: its tool categories with each tool, how it connects and what that needs, whether this user has connected it (and as which account), and its documented limits. Works for providers not connected yet.',
+    inputSchema: {
+      type: 'object',
+      properties: { provider: providerProperty },
+      required: ['provider'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    async handler(args, { caller }) {
+      const id = args.provider as string;
+      const provider = deps.catalog.current.providers.get(id);
+      if (!provider) return unknownProvider(id);
+      const record = (await deps.connections.list(caller.scope)).find((c) => c.provider === id);
+      const tools = new Map(provider.tools.map((t) => [t.name, t]));
+      const lines = [
+        `${provider.displayName} (${provider.id}): ${provider.description}`,
+        `Connects with: ${AUTH_WORDS[provider.auth.kind]}. Needs: ${connectNeeds(provider)}`,
+        `State here: ${provider.auth.kind === 'none' ? 'no connection needed' : describeState(record)}.`,
+      ];
+      if (provider.limits) lines.push(`Limits: ${provider.limits}`);
+      if (provider.docsUrl) lines.push(`Docs: ${provider.docsUrl}`);
+      lines.push('', `Tools by category (${provider.tools.length}):`);
+      for (const category of provider.categories) {
+        lines.push(`${category.title}${category.description ? ` — ${category.description}` : ''}`);
+        for (const name of category.tools)
+          lines.push(`  - ${name}: ${oneLine(tools.get(name)?.description ?? '')}`);
+      }
+      return textResult(lines.join('\n'));
     },
   };
 }
@@ -104,5 +327,11 @@ function reportProblem(deps: SystemToolDeps): SystemTool {
 
 /** The system tools, in the order tools/list shows them. */
 export function createSystemTools(deps: SystemToolDeps): SystemTool[] {
-  return [listProviders(deps), reportProblem(deps)];
+  return [
+    listProviders(deps),
+    connectProvider(deps),
+    disconnectProvider(deps),
+    inspectProvider(deps),
+    reportProblem(deps),
+  ];
 }

@@ -78,3 +78,12 @@ export async function connect(
     close: () => client.close(),
   };
 }
+
+/** The system tools every scope sees, in tools/list order. */
+export const SYSTEM_TOOLS = [
+  'list_providers',
+  'connect_provider',
+  'disconnect_provider',
+  'inspect_provider',
+  'report_problem',
+];

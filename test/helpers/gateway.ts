@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { KeyType } from '../../core/auth/keys.js';
 import { loadConfig } from '../../core/config.js';
 import { Gateway, type GatewayOptions } from '../../core/gateway.js';
@@ -11,6 +11,8 @@ export interface TestGateway {
   /** http://127.0.0.1:<port> */
   url: string;
   dataDir: string;
+  /** The manifests directory the gateway watches (inside dataDir). */
+  manifestsDir: string;
   /** Every log line the gateway wrote, as text. */
   logs: string[];
   /** Emits 'line' for each log line written. */
@@ -24,9 +26,12 @@ export interface TestGateway {
 /** Starts the real gateway on an ephemeral loopback port with a fresh data dir. */
 export async function startGateway(
   env: Record<string, string> = {},
-  options: Omit<GatewayOptions, 'config' | 'logStream'> = {},
+  options: Omit<GatewayOptions, 'config' | 'logStream'> & { manifestFiles?: string[] } = {},
 ): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
+  const manifestsDir = join(dataDir, 'manifests');
+  mkdirSync(manifestsDir);
+  for (const file of options.manifestFiles ?? []) copyFileSync(file, join(manifestsDir, basename(file)));
   const logs: string[] = [];
   const logEvents = new EventEmitter();
   const config = loadConfig({
@@ -34,11 +39,11 @@ export async function startGateway(
     TOOLGATE_HOST: '127.0.0.1',
     TOOLGATE_PORT: '0',
     TOOLGATE_LOG_LEVEL: 'debug',
-    TOOLGATE_MANIFESTS_DIR: join(dataDir, 'manifests'),
+    TOOLGATE_MANIFESTS_DIR: manifestsDir,
     ...env,
   });
   const gateway = await Gateway.create({
-    ...options,
+    ...(options.plugins ? { plugins: options.plugins } : {}),
     config,
     logStream: {
       write: (line: string) => {
@@ -52,6 +57,7 @@ export async function startGateway(
     gateway,
     url,
     dataDir,
+    manifestsDir,
     logs,
     logEvents,
     mcpUrl: (query = '') => new URL(`${url}/mcp/${query}`),

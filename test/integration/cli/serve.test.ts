@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runToolgate, spawnToolgate } from '../../helpers/cli.js';
-import { connect } from '../../helpers/clients.js';
+import { connect, SYSTEM_TOOLS } from '../../helpers/clients.js';
 
 let dataDir: string;
 beforeEach(() => {
@@ -70,7 +70,7 @@ describe('toolgate serve on an empty data dir', () => {
       new URL(entry.url.replace('localhost', '127.0.0.1')),
       entry.headers,
     );
-    expect(await client.listToolNames()).toEqual(['list_providers', 'report_problem']);
+    expect(await client.listToolNames()).toEqual(SYSTEM_TOOLS);
     await client.close();
     expect(await first.stop()).toBe(0);
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scopeKey } from '../../../core/auth/scope.js';
-import { connect, GENERATIONS, type TestClient } from '../../helpers/clients.js';
+import { connect, GENERATIONS, SYSTEM_TOOLS, type TestClient } from '../../helpers/clients.js';
 import { startGateway, until, type TestGateway } from '../../helpers/gateway.js';
 
 let tg: TestGateway;
@@ -19,7 +19,7 @@ describe.each(GENERATIONS)('MCP generation %s', (generation) => {
   it('lists and calls the system tools', async () => {
     const client = await connect(generation, tg.mcpUrl('?user_id=alice'), { 'X-API-Key': platformKey });
     try {
-      expect(await client.listToolNames()).toEqual(['list_providers', 'report_problem']);
+      expect(await client.listToolNames()).toEqual(SYSTEM_TOOLS);
       const result = await client.callTool('report_problem', {
         summary: `calendar sync fails (${generation})`,
       });

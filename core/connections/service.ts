@@ -1,0 +1,222 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { ProviderEntry } from '../catalog/types.js';
+import type { Config } from '../config.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import { newId } from '../store/ids.js';
+import type { ConnectionRecord, ConnectionState, LinkRecord, Scope, Store } from '../store/types.js';
+import type { Executor, ProviderAccess, ProviderRequest } from '../tools/executor.js';
+import { providerMessage } from '../tools/result.js';
+import { OutboundError } from './outbound.js';
+import { checkCredentials, checkFields, type Checked } from './validate.js';
+import type { Vault } from './vault.js';
+
+/** The words SPEC.md uses for a connection's state, as shown to agents. */
+export type StateWord = 'no connection' | 'connected' | 're-approval needed';
+export const STATE_WORDS: Readonly<Record<ConnectionState, StateWord>> = {
+  connected: 'connected',
+  reapproval_needed: 're-approval needed',
+};
+
+/** How long a one-time link lives (issue 4: ten minutes, single use). */
+export const LINK_TTL_MS = 10 * 60_000;
+
+export type ConnectOutcome =
+  { ok: true; account: string | null; replaced: boolean } | { ok: false; message: string };
+
+export interface ConnectionServiceDeps {
+  store: Store;
+  vault: Vault;
+  executor: Executor;
+  plugins: PluginRegistry;
+  config: Config;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Reads the value at a JSON pointer (`/login`, `/data/0/email`). */
+function atPointer(value: unknown, pointer: string): unknown {
+  let current = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
+}
+
+/**
+ * A scope's connections: connect (check, verify, store sealed), disconnect (really delete),
+ * read credentials for a call, and one-time links for entering a secret outside the model.
+ * Emits 'changed' (scope, provider) so the scope's sessions can be told their tools changed.
+ */
+export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, provider: string] }> {
+  constructor(private readonly deps: ConnectionServiceDeps) {
+    super();
+  }
+
+  list(scope: Scope): Promise<ConnectionRecord[]> {
+    return this.deps.store.listConnections(scope);
+  }
+
+  async state(scope: Scope, provider: string): Promise<StateWord> {
+    const record = await this.deps.store.getConnection(scope, provider);
+    return record ? STATE_WORDS[record.state] : 'no connection';
+  }
+
+  /** The connection and its opened credentials, for a call in this scope. */
+  async access(
+    scope: Scope,
+    provider: string,
+  ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
+    const record = await this.deps.store.getConnection(scope, provider);
+    if (!record) return undefined;
+    const scopeId = await this.deps.store.ensureScope(scope);
+    const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
+    return { record, access: { credentials, fields: record.fields } };
+  }
+
+  /**
+   * Connects an api_key or webhook_url provider: checks the credentials and fields against the
+   * manifest, runs the credential check, names the account, and only then stores the connection
+   * (replacing an existing one whole). Nothing is stored on any failure.
+   */
+  async connect(
+    scope: Scope,
+    provider: ProviderEntry,
+    input: { credentials?: unknown; fields?: unknown },
+  ): Promise<ConnectOutcome> {
+    const credentials = checkCredentials(provider, input.credentials, this.deps.config);
+    if (!credentials.ok) return credentials;
+    const fields = checkFields(provider, input.fields);
+    if (!fields.ok) return fields;
+    const access: ProviderAccess = { credentials: credentials.value, fields: fields.value };
+    const verified = await this.verify(provider, access);
+    if (!verified.ok) return verified;
+    const account = verified.value ?? (await this.identify(provider, access));
+    const existing = await this.deps.store.getConnection(scope, provider.id);
+    await this.store(scope, provider.id, access, account);
+    return { ok: true, account, replaced: existing !== undefined };
+  }
+
+  /** Seals and stores a connection (a new id: the ciphertext is bound to it), then tells listeners. */
+  async store(scope: Scope, provider: string, access: ProviderAccess, account: string | null): Promise<void> {
+    const scopeId = await this.deps.store.ensureScope(scope);
+    const id = newId('con');
+    await this.deps.store.putConnection(scope, {
+      id,
+      provider,
+      state: 'connected',
+      fields: { ...access.fields },
+      account,
+      credentials: this.deps.vault.seal(scopeId, provider, id, access.credentials),
+      oauthApp: null,
+      expiresAt: null,
+    });
+    await this.deps.store.addConnectionEvent(scope, provider, 'connected');
+    this.emit('changed', scope, provider);
+  }
+
+  async disconnect(scope: Scope, provider: string): Promise<boolean> {
+    const removed = await this.deps.store.deleteConnection(scope, provider);
+    if (removed) {
+      await this.deps.store.addConnectionEvent(scope, provider, 'disconnected');
+      this.emit('changed', scope, provider);
+    }
+    return removed;
+  }
+
+  /** A one-time link for this scope and provider; returns its token (the URL is the caller's to build). */
+  async createLink(
+    scope: Scope,
+    provider: string,
+    purpose: string,
+    payload: string | null = null,
+  ): Promise<{ token: string; expiresAt: string }> {
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Date.now() + LINK_TTL_MS).toISOString();
+    await this.deps.store.createLink(hashToken(token), { scope, provider, purpose, payload, expiresAt });
+    return { token, expiresAt };
+  }
+
+  peekLink(token: string): Promise<LinkRecord | undefined> {
+    return this.deps.store.peekLink(hashToken(token), new Date().toISOString());
+  }
+
+  consumeLink(token: string): Promise<LinkRecord | undefined> {
+    return this.deps.store.consumeLink(hashToken(token), new Date().toISOString());
+  }
+
+  purgeExpiredLinks(): Promise<number> {
+    return this.deps.store.purgeExpiredLinks(new Date().toISOString());
+  }
+
+  /** The plugin's credential check, else the manifest's `verify` operation; a pass may name the account. */
+  private async verify(provider: ProviderEntry, access: ProviderAccess): Promise<Checked<string | null>> {
+    const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
+    if (plugin?.checkCredential) {
+      const result = await plugin.checkCredential(this.deps.executor.pluginContext(provider, plugin, access));
+      return result.ok
+        ? { ok: true, value: result.account ?? null }
+        : {
+            ok: false,
+            message: `${provider.displayName} refused the credential: ${result.message} Nothing was stored.`,
+          };
+    }
+    const verify = provider.spec.verify;
+    if (!verify) return { ok: true, value: null };
+    const request = this.operation(provider, verify);
+    try {
+      const response = await this.deps.executor.send(provider, access, request);
+      const accepted = verify.status
+        ? verify.status.includes(response.status)
+        : response.status >= 200 && response.status < 300;
+      if (accepted) return { ok: true, value: null };
+      const said = providerMessage(response, Object.values(access.credentials));
+      const refused = response.status === 401 || response.status === 403;
+      return {
+        ok: false,
+        message:
+          `${provider.displayName} ${refused ? 'refused the credential' : 'did not accept the credential check'} (HTTP ${response.status}${said ? `: ${said}` : ''}). ` +
+          'Check that the whole value was copied, from the right account, with the permissions the tools need. Nothing was stored.',
+      };
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      return {
+        ok: false,
+        message: `Could not reach ${provider.displayName} to check the credential (${error.message}). Nothing was stored; try again later.`,
+      };
+    }
+  }
+
+  /** Which account the credential belongs to, when the manifest says how to ask; null if unknown. */
+  private async identify(provider: ProviderEntry, access: ProviderAccess): Promise<string | null> {
+    const identity = provider.spec.identity;
+    if (!identity) return null;
+    try {
+      const response = await this.deps.executor.send(provider, access, this.operation(provider, identity));
+      if (response.status < 200 || response.status > 299) return null;
+      const value = atPointer(JSON.parse(response.body.toString('utf8')) as unknown, identity.pointer);
+      return typeof value === 'string' || typeof value === 'number' ? String(value) : null;
+    } catch {
+      // The account name is a nicety: a connection whose credential passed its check is kept without it.
+      return null;
+    }
+  }
+
+  private operation(
+    provider: ProviderEntry,
+    ref: { tool?: string; method?: ProviderRequest['method']; path?: string },
+  ): ProviderRequest {
+    const plan =
+      ref.tool !== undefined ? provider.tools.find((t) => t.name === ref.tool)?.request : undefined;
+    const request: ProviderRequest = {
+      method: plan?.method ?? ref.method ?? 'GET',
+      path: plan?.path ?? ref.path ?? '',
+    };
+    if (plan?.server !== undefined) request.server = plan.server;
+    return request;
+  }
+}

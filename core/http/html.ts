@@ -1,0 +1,73 @@
+import type { FastifyReply } from 'fastify';
+
+/** Markup that is already safe; anything else interpolated into `html` is escaped. */
+export class Html {
+  constructor(readonly html: string) {}
+  toString(): string {
+    return this.html;
+  }
+}
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+type Value = Html | string | number | null | undefined | false | readonly Value[];
+
+function render(value: Value): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.html;
+  if (Array.isArray(value)) return (value as readonly Value[]).map(render).join('');
+  return escapeHtml(String(value));
+}
+
+/** A template tag that escapes every interpolated value unless it is Html. */
+export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => (out += render(value) + (strings[i + 1] ?? '')));
+  return new Html(out);
+}
+
+const STYLE = `
+:root{--accent:#4f46e5;--ink:#111827;--muted:#6b7280;--line:#e5e7eb;--bg:#f9fafb;--bad:#b91c1c;--good:#047857}
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
+main{max-width:560px;margin:48px auto;padding:32px;background:#fff;border:1px solid var(--line);border-radius:12px;box-shadow:0 1px 3px rgba(0,0,0,.06)}
+h1{font-size:22px;margin:0 0 8px}p{margin:8px 0}.muted{color:var(--muted);font-size:14px}
+label{display:block;font-weight:600;margin:18px 0 4px}.hint{font-weight:400;color:var(--muted);font-size:13px;display:block}
+input,select{width:100%;padding:10px 12px;border:1px solid #d1d5db;border-radius:8px;font:inherit}input:focus,select:focus{outline:2px solid var(--accent);border-color:transparent}
+button{margin-top:24px;width:100%;padding:11px;border:0;border-radius:8px;background:var(--accent);color:#fff;font:600 15px system-ui,sans-serif;cursor:pointer}
+.error{background:#fef2f2;border:1px solid #fecaca;color:var(--bad);padding:10px 12px;border-radius:8px;margin:16px 0}
+.ok{color:var(--good)}.brand{display:flex;align-items:center;gap:12px;margin-bottom:16px}.brand img{width:40px;height:40px;border-radius:8px;object-fit:contain}
+ul{padding-left:20px}code{background:#f3f4f6;padding:1px 5px;border-radius:4px}`;
+
+/** A complete, self-contained page (no external assets, no script). */
+export function page(title: string, body: Html, accent?: string): string {
+  const accentRule = accent && /^#[0-9a-f]{3,8}$/i.test(accent) ? `:root{--accent:${accent}}` : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}${accentRule}</style></head><body><main>${body.html}</main></body></html>`;
+}
+
+/**
+ * Sends a page with headers for pages that carry one-time tokens: nothing cached, no referrer
+ * (the token is in the URL), no framing, no script.
+ */
+export function sendPage(reply: FastifyReply, status: number, document: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; frame-ancestors 'none'",
+    )
+    .send(document);
+}

@@ -1,0 +1,267 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { FastifyBaseLogger } from 'fastify';
+import type { CompiledTool, ProviderEntry, RequestPlan } from '../catalog/types.js';
+import { providerSetting, type Config } from '../config.js';
+import { OutboundError, type OutboundClient, type OutboundResponse } from '../connections/outbound.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+import type {
+  PluginContext,
+  PluginHttpRequest,
+  PluginHttpResponse,
+  ProviderPlugin,
+} from '../plugins/types.js';
+import { buildRequest, type UpstreamRequest } from './request.js';
+import { outboundErrorResult, responseResult } from './result.js';
+import { textResult } from './types.js';
+
+/** What a call may use of a connection: its secrets and its non-secret fields. */
+export interface ProviderAccess {
+  credentials: Readonly<Record<string, string>>;
+  fields: Readonly<Record<string, string>>;
+}
+
+/** A raw request to a provider (credential checks, identity, plugins), relative to its base URL. */
+export interface ProviderRequest {
+  method: RequestPlan['method'];
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+  json?: unknown;
+  form?: Record<string, string>;
+  server?: string;
+  timeoutMs?: number;
+}
+
+/** A provider that cannot be called as configured (no base URL, a field missing): the operator's or user's to fix. */
+export class ProviderSetupError extends Error {
+  override name = 'ProviderSetupError';
+}
+
+// A connection field substituted into a host name must be one DNS label: never a free host.
+const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+const TEMPLATE = /\$\{([a-zA-Z0-9_]+)\}/g;
+
+export interface ExecutorDeps {
+  outbound: OutboundClient;
+  plugins: PluginRegistry;
+  config: Config;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Runs provider tools: builds the request from the tool's plan and arguments, resolves the base URL
+ * (configuration override, connection fields, or a webhook's own URL), injects credentials and
+ * static headers as the manifest says, sends it through the one outbound client, and shapes the
+ * answer. Plugins are called at their hooks with a narrow context.
+ */
+export class Executor {
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  async run(
+    provider: ProviderEntry,
+    tool: CompiledTool,
+    args: Record<string, unknown>,
+    access: ProviderAccess,
+    signal?: AbortSignal,
+  ): Promise<CallToolResult> {
+    const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
+    const secrets = Object.values(access.credentials);
+    try {
+      if (!tool.request) {
+        const handler = plugin?.tools?.find((t) => t.name === tool.name);
+        if (!handler)
+          return textResult(
+            `${tool.name} has no implementation loaded; report it with report_problem.`,
+            true,
+          );
+        return await handler.handler(args, this.pluginContext(provider, plugin, access, signal));
+      }
+      const built = buildRequest(tool.request, args, this.baseUrl(provider, tool.request.server, access));
+      if (!built.ok) return textResult(`Cannot call ${tool.name}: ${built.message}.`, true);
+      const request = this.authorize(provider, built.request, access);
+      if (plugin?.onRequest) {
+        const outgoing = {
+          method: request.method,
+          url: new URL(request.url),
+          headers: request.headers,
+          ...(request.body !== undefined ? { body: request.body } : {}),
+        };
+        await plugin.onRequest(outgoing, this.pluginContext(provider, plugin, access, signal));
+        request.url = outgoing.url.toString();
+        if (outgoing.body === undefined) delete request.body;
+        else request.body = outgoing.body;
+      }
+      const response = await this.deps.outbound.send({ ...request, ...(signal ? { signal } : {}) });
+      const shaped = plugin?.shapeResponse
+        ? await plugin.shapeResponse(
+            pluginResponse(response),
+            tool,
+            this.pluginContext(provider, plugin, access, signal),
+          )
+        : undefined;
+      return shaped ?? responseResult(tool, response, { secrets });
+    } catch (error) {
+      if (error instanceof OutboundError) return outboundErrorResult(tool, error);
+      if (error instanceof ProviderSetupError) return textResult(error.message, true);
+      throw error;
+    }
+  }
+
+  /** Sends one request to the provider with the connection's auth (no tool involved). */
+  async send(
+    provider: ProviderEntry,
+    access: ProviderAccess,
+    request: ProviderRequest,
+    signal?: AbortSignal,
+  ): Promise<OutboundResponse> {
+    const base = this.baseUrl(provider, request.server, access);
+    let url = request.path === '' ? base : `${base.replace(/\/+$/, '')}/${request.path.replace(/^\/+/, '')}`;
+    const query = Object.entries(request.query ?? {}).filter(
+      (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
+    );
+    if (query.length > 0)
+      url +=
+        (url.includes('?') ? '&' : '?') +
+        query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+    const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
+    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+    let body: string | undefined;
+    if (request.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(request.json);
+    } else if (request.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(request.form).toString();
+    }
+    const authorized = this.authorize(
+      provider,
+      { method: request.method, url, headers, ...(body !== undefined ? { body } : {}) },
+      access,
+    );
+    return this.deps.outbound.send({
+      ...authorized,
+      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  /**
+   * The base URL of a provider (or of one of its named servers): TOOLGATE_PROVIDER_<ID>[_<SERVER>]_BASE_URL
+   * when set, else the manifest's, shaped by connection fields; a webhook provider's is the user's URL.
+   */
+  baseUrl(provider: ProviderEntry, server: string | undefined, access: ProviderAccess): string {
+    if (provider.spec.auth.kind === 'webhook_url') {
+      const url = access.credentials.webhook_url;
+      if (!url)
+        throw new ProviderSetupError(`${provider.displayName} is not connected: no webhook URL is stored.`);
+      return url;
+    }
+    const override = providerSetting(
+      this.deps.config,
+      provider.id,
+      server ? `${server.toUpperCase()}_BASE_URL` : 'BASE_URL',
+    );
+    if (override) return override.replace(/\/+$/, '');
+    const spec = server ? provider.spec.api?.servers?.[server] : provider.spec.api?.base_url;
+    if (spec === undefined)
+      throw new ProviderSetupError(
+        `${provider.displayName} has no base URL configured; the operator must fix its manifest.`,
+      );
+    if (typeof spec !== 'string') {
+      const choice = access.fields[spec.by_field];
+      const url = choice !== undefined ? spec.values[choice] : undefined;
+      if (url === undefined)
+        throw new ProviderSetupError(
+          `${provider.displayName} needs the connection field "${spec.by_field}"; reconnect with it.`,
+        );
+      return url.replace(/\/+$/, '');
+    }
+    return spec
+      .replace(TEMPLATE, (_match, name: string) => {
+        const value = access.fields[name];
+        if (value === undefined || !DNS_LABEL.test(value)) {
+          throw new ProviderSetupError(
+            `${provider.displayName} needs a valid connection field "${name}"; reconnect with it.`,
+          );
+        }
+        return value;
+      })
+      .replace(/\/+$/, '');
+  }
+
+  /** Adds the manifest's static headers and the connection's credentials to a request. */
+  private authorize(
+    provider: ProviderEntry,
+    request: UpstreamRequest,
+    access: ProviderAccess,
+  ): UpstreamRequest {
+    const headers = { ...request.headers };
+    for (const [name, value] of Object.entries(provider.spec.api?.headers ?? {}))
+      headers[name.toLowerCase()] = value;
+    let url = request.url;
+    const fill = (template: string): string =>
+      template.replace(
+        TEMPLATE,
+        (_match, name: string) => access.credentials[name] ?? access.fields[name] ?? '',
+      );
+    const auth = provider.spec.auth;
+    if (auth.kind === 'oauth2') {
+      headers.authorization = `Bearer ${access.credentials.access_token ?? ''}`;
+    } else if (auth.kind === 'api_key') {
+      for (const rule of auth.inject) {
+        if (rule.in === 'header') headers[rule.name.toLowerCase()] = fill(rule.format);
+        else if (rule.in === 'bearer') headers.authorization = `Bearer ${fill(rule.format)}`;
+        else if (rule.in === 'basic') {
+          headers.authorization = `Basic ${Buffer.from(`${fill(rule.username)}:${fill(rule.password ?? '')}`).toString('base64')}`;
+        } else {
+          // Appended as text: re-serialising the URL's query would re-encode what buildRequest encoded.
+          url += `${url.includes('?') ? '&' : '?'}${encodeURIComponent(rule.name)}=${encodeURIComponent(fill(rule.format))}`;
+        }
+      }
+    }
+    return { ...request, url, headers };
+  }
+
+  /** The narrow context a plugin gets: its provider's credentials, a bound HTTP client, a logger. */
+  pluginContext(
+    provider: ProviderEntry,
+    plugin: ProviderPlugin | undefined,
+    access: ProviderAccess,
+    signal?: AbortSignal,
+  ): PluginContext {
+    return {
+      providerId: provider.id,
+      credentials: () => Promise.resolve(access.credentials),
+      fields: access.fields,
+      http: {
+        request: async (request: PluginHttpRequest) => {
+          const { method, path, query, headers, json, form, timeoutMs } = request;
+          const sent: ProviderRequest = { method, path };
+          if (query) sent.query = query;
+          if (headers) sent.headers = headers;
+          if (json !== undefined) sent.json = json;
+          if (form) sent.form = form;
+          if (timeoutMs !== undefined) sent.timeoutMs = timeoutMs;
+          return pluginResponse(await this.send(provider, access, sent, signal));
+        },
+      },
+      log: this.deps.log.child({ provider: provider.id, plugin: plugin?.id }),
+      ...(signal ? { signal } : {}),
+    };
+  }
+}
+
+/** The plugin's view of a response: one string per header, the body as text and parsed JSON. */
+function pluginResponse(response: OutboundResponse): PluginHttpResponse {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers))
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  const text = response.body.toString('utf8');
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers, body, text };
+}
