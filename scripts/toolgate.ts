@@ -1,5 +1,10 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { PLUGINS } from '../plugins/index.js';
+import { formatFindings, hasErrors, validateCatalogDir, type CatalogReport } from '../core/catalog/index.js';
+import { adminToken } from '../core/http/admin.js';
+import { PluginRegistry } from '../core/plugins/registry.js';
 import { KeyService } from '../core/auth/key-service.js';
 import { KEY_TYPES, type KeyType } from '../core/auth/keys.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
@@ -17,6 +22,8 @@ const USAGE = `Usage: toolgate <command>
   keys list                                       one key a line, its id first
   keys revoke ID                                  revoke a key; takes effect on the next request
   reports list [--status open|resolved]           problem reports filed with report_problem
+  catalog validate [DIR]                          check every manifest (default: the manifests dir); exit 1 on errors
+  catalog reload                                  make the running server reload its catalog now, and print the report
 
 Settings come from the environment (TOOLGATE_*); see README.md.`;
 
@@ -48,7 +55,7 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
 }
 
 async function serve(config: Config): Promise<void> {
-  const gateway = await Gateway.create({ config });
+  const gateway = await Gateway.create({ config, plugins: PLUGINS });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -65,6 +72,11 @@ async function serve(config: Config): Promise<void> {
   // Installed before listening: a signal that arrives while starting up still shuts down cleanly.
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    gateway
+      .reloadCatalog()
+      .catch((error: unknown) => gateway.app.log.error({ err: error }, 'catalog reload failed'));
+  });
   const firstKey = await gateway.bootstrap();
   await gateway.listen();
   if (firstKey !== undefined) {
@@ -155,6 +167,53 @@ async function reportsCommand(config: Config, args: string[]): Promise<void> {
   }
 }
 
+async function catalogCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub === 'validate') {
+    const dir = resolve(rest[0] ?? config.manifestsDir);
+    const registry = new PluginRegistry();
+    for (const plugin of PLUGINS) registry.register(plugin);
+    const findings = await validateCatalogDir(dir, registry);
+    if (findings.length > 0) process.stdout.write(`${formatFindings(findings)}\n`);
+    const errors = findings.filter((f) => f.severity === 'error').length;
+    process.stdout.write(`${errors} error(s), ${findings.length - errors} warning(s) in ${dir}\n`);
+    if (hasErrors(findings)) process.exitCode = 1;
+    return;
+  }
+  if (sub === 'reload') {
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/admin/catalog/reload`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken(config)}` },
+      });
+    } catch {
+      throw new Error(
+        `No gateway answers at ${url}. Start it with \`toolgate serve\` (it loads the catalog at start), or check TOOLGATE_HOST/TOOLGATE_PORT.`,
+      );
+    }
+    const body = (await response.json()) as CatalogReport & { error?: { message: string } };
+    if (!response.ok) throw new Error(body.error?.message ?? `The gateway answered HTTP ${response.status}`);
+    const list = (label: string, ids: string[]): string =>
+      ids.length > 0 ? `${label}: ${ids.join(', ')}\n` : '';
+    process.stdout.write(
+      `Catalog version ${body.version}${body.swapped ? '' : ' (unchanged)'}\n` +
+        list('added', body.added) +
+        list('changed', body.changed) +
+        list('removed', body.removed) +
+        list('failing, last good version kept', body.keptOld) +
+        list('failed', body.failed),
+    );
+    const findings = Object.values(body.findings).flat();
+    if (findings.length > 0) process.stdout.write(`${formatFindings(findings)}\n`);
+    if (hasErrors(findings)) process.exitCode = 1;
+    return;
+  }
+  throw new UsageError(`Unknown catalog command: ${sub ?? '(none)'}`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -169,6 +228,8 @@ async function main(argv: string[]): Promise<void> {
       return keysCommand(config, rest);
     case 'reports':
       return reportsCommand(config, rest);
+    case 'catalog':
+      return catalogCommand(config, rest);
     default:
       throw new UsageError(`Unknown command: ${command}`);
   }

@@ -196,9 +196,19 @@ export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, pr
     const identity = provider.spec.identity;
     if (!identity) return null;
     try {
-      const response = await this.deps.executor.send(provider, access, this.operation(provider, identity));
-      if (response.status < 200 || response.status > 299) return null;
-      const value = atPointer(JSON.parse(response.body.toString('utf8')) as unknown, identity.pointer);
+      const tool =
+        identity.tool !== undefined ? provider.tools.find((t) => t.name === identity.tool) : undefined;
+      let body: unknown;
+      if (tool && !tool.request) {
+        // A plugin tool: run it, and read the account from its structured result.
+        const result = await this.deps.executor.run(provider, tool, {}, access);
+        body = result.isError ? undefined : result.structuredContent;
+      } else {
+        const response = await this.deps.executor.send(provider, access, this.operation(provider, identity));
+        if (response.status < 200 || response.status > 299) return null;
+        body = JSON.parse(response.body.toString('utf8')) as unknown;
+      }
+      const value = atPointer(body, identity.pointer);
       return typeof value === 'string' || typeof value === 'number' ? String(value) : null;
     } catch {
       // The account name is a nicety: a connection whose credential passed its check is kept without it.

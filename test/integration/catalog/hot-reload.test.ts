@@ -1,0 +1,137 @@
+import { EventEmitter, once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogReport } from '../../../core/catalog/index.js';
+import { runToolgate } from '../../helpers/cli.js';
+import { connect, type TestClient } from '../../helpers/clients.js';
+import { startGateway, until, type TestGateway } from '../../helpers/gateway.js';
+import { startReceiver } from '../../helpers/receiver.js';
+
+function manifest(extraTool = ''): string {
+  return `# yaml-language-server: $schema=./manifest.schema.json
+schema_version: 1
+id: weather
+display_name: Weather
+description: Current conditions for a city.
+auth:
+  kind: none
+api:
+  base_url: https://api.weather.example
+tools:
+  - name: weather_current
+    description: Current conditions for a city.
+    input_schema:
+      type: object
+      properties:
+        city: { type: string }
+      required: [city]
+    request: { method: GET, path: /current, query: [city] }
+${extraTool}categories:
+  - { id: weather, title: Weather, match: [{ name: "weather_*" }] }
+`;
+}
+
+const ALERTS = `  - name: weather_alerts
+    description: Active weather alerts for a city.
+    input_schema:
+      type: object
+      properties:
+        city: { type: string }
+      required: [city]
+    request: { method: GET, path: /alerts, query: [city] }
+`;
+
+let api: Awaited<ReturnType<typeof startReceiver>>;
+let tg: TestGateway;
+let client: TestClient;
+let file: string;
+const changes = new EventEmitter();
+let notified = 0;
+
+beforeAll(async () => {
+  api = await startReceiver((req) => ({
+    status: 200,
+    body: JSON.stringify({ at: req.url }),
+    headers: { 'content-type': 'application/json' },
+  }));
+  tg = await startGateway({
+    TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+    TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url,
+  });
+  file = join(tg.manifestsDir, 'weather.yaml');
+  writeFileSync(file, manifest());
+  await tg.gateway.reloadCatalog();
+  const { key } = await tg.key('client');
+  client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
+  await client.watchToolsChanged(() => {
+    notified++;
+    changes.emit('notified');
+  });
+  await until(tg.gateway.hub, 'change', () => tg.gateway.hub.size === 1);
+});
+afterAll(async () => {
+  await client.close();
+  await tg.close();
+  await api.close();
+});
+
+describe('hot reload of the catalog', () => {
+  it('picks up an edited manifest: the open session is told, and sees and calls the new tool', async () => {
+    expect(await client.listToolNames()).toContain('weather_current');
+    expect(await client.listToolNames()).not.toContain('weather_alerts');
+    const reloaded = once(tg.gateway.catalog, 'reloaded');
+    writeFileSync(file, manifest(ALERTS));
+    const [report] = (await reloaded) as [CatalogReport];
+    expect(report.changed).toEqual(['weather']);
+    await until(changes, 'notified', () => notified === 1);
+    expect(await client.listToolNames()).toContain('weather_alerts');
+    const result = await client.callTool('weather_alerts', { city: 'Oslo' });
+    expect(result.content[0]!.text).toContain('/alerts?city=Oslo');
+  });
+
+  it('keeps the last good version serving when an edit breaks the manifest, and reports the finding', async () => {
+    const reloaded = once(tg.gateway.catalog, 'reloaded');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('auth:\n  kind: none', 'auth:\n  kind: none\n  colour: blue'),
+    );
+    const [report] = (await reloaded) as [CatalogReport];
+    expect(report.keptOld).toEqual(['weather']);
+    expect((await client.callTool('weather_current', { city: 'Oslo' })).isError).toBeFalsy();
+    expect(await client.listToolNames()).toContain('weather_alerts');
+
+    const ready = (await (await fetch(`${tg.url}/readyz`)).json()) as {
+      catalog: { stale: Record<string, string[]> };
+    };
+    expect(ready.catalog.stale.weather?.join('\n')).toMatch(/TG_MANIFEST_UNKNOWN_KEY auth > colour/);
+    expect(
+      tg.logs.some((line) => line.includes('TG_CATALOG_PROVIDER_FAILED') && line.includes('colour')),
+    ).toBe(true);
+
+    const validated = await runToolgate(['catalog', 'validate', tg.manifestsDir], {
+      TOOLGATE_DATA_DIR: tg.dataDir,
+    });
+    expect(validated.code).toBe(1);
+    expect(validated.stdout).toMatch(
+      /weather\.yaml:8:3 +TG_MANIFEST_UNKNOWN_KEY +auth > colour +unknown key "colour"; remove it/,
+    );
+  });
+
+  it('reloads on `toolgate catalog reload` against the running server, and reports what changed', async () => {
+    // Without the watcher, only the command can bring the edit in.
+    tg.gateway.catalog.stop();
+    writeFileSync(file, manifest());
+    const port = new URL(tg.url).port;
+    const reloaded = await runToolgate(['catalog', 'reload'], {
+      TOOLGATE_DATA_DIR: tg.dataDir,
+      TOOLGATE_PORT: port,
+    });
+    expect(reloaded.stderr).toBe('');
+    expect(reloaded.code).toBe(0);
+    expect(reloaded.stdout).toMatch(/Catalog version \d+/);
+    expect(reloaded.stdout).toContain('changed: weather');
+    await until(changes, 'notified', () => notified >= 2);
+    expect(await client.listToolNames()).not.toContain('weather_alerts');
+  });
+});
