@@ -1,0 +1,107 @@
+import { EventEmitter } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBrowser, screenshot } from '../helpers/browser.js';
+import { connect, type TestClient } from '../helpers/clients.js';
+import { startGateway, until, type TestGateway } from '../helpers/gateway.js';
+import { startReceiver } from '../helpers/receiver.js';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/catalog/valid/', import.meta.url));
+const KEY = 'ps_linkflow42';
+
+let api: Awaited<ReturnType<typeof startReceiver>>;
+let tg: TestGateway;
+let client: TestClient;
+let browser: Awaited<ReturnType<typeof openBrowser>>;
+const changes = new EventEmitter();
+let notified = 0;
+
+beforeAll(async () => {
+  api = await startReceiver((req) =>
+    req.headers.authorization === `Bearer ${KEY}`
+      ? { status: 200, body: JSON.stringify({ email: 'linked@petshop.example', items: [] }), headers: { 'content-type': 'application/json' } }
+      : { status: 401, body: JSON.stringify({ message: 'invalid api key' }), headers: { 'content-type': 'application/json' } },
+  );
+  tg = await startGateway(
+    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', TOOLGATE_PROVIDER_PETSHOP_BASE_URL: api.url },
+    { manifestFiles: [`${FIXTURES}petshop.yaml`, `${FIXTURES}petshop.openapi.yaml`] },
+  );
+  const { key } = await tg.key('platform');
+  client = await connect('2025 (v1 client)', tg.mcpUrl('?org_id=acme&user_id=jane'), { 'X-API-Key': key });
+  await client.watchToolsChanged(() => {
+    notified++;
+    changes.emit('notified');
+  });
+  await until(tg.gateway.hub, 'change', () => tg.gateway.hub.size === 1);
+  browser = await openBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await client?.close();
+  await tg?.close();
+  await api?.close();
+});
+
+function linkFrom(text: string): string {
+  const url = /http:\/\/\S+\/connect\/[A-Za-z0-9_-]+/.exec(text)?.[0];
+  if (!url) throw new Error(`no connect link in: ${text}`);
+  // The base URL says localhost; the test server listens on 127.0.0.1 with an ephemeral port.
+  return url.replace(/^http:\/\/[^/]+/, tg.url);
+}
+
+describe('secure credential entry through a one-time link', () => {
+  it('lets the user paste the key in a browser page; the key never passes through the agent', async () => {
+    const result = await client.callTool('connect_provider', { provider: 'petshop' });
+    const text = result.content[0]!.text!;
+    expect(text).toContain('works once and expires in 10 minutes');
+    const link = linkFrom(text);
+    const { page } = browser;
+
+    await page.goto(link);
+    await expect(page.getByRole('heading', { name: 'Connect Pet Shop' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByText('stored encrypted for user jane of acme').isVisible()).resolves.toBe(true);
+    await screenshot(page, 'connect-page');
+
+    // A wrong key: the provider refuses it, the page says so, and a fresh link replaces the old.
+    await page.getByLabel(/API key/).fill('ps_wrongkey');
+    await page.getByRole('button', { name: 'Connect Pet Shop' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('HTTP 401: invalid api key');
+    await screenshot(page, 'connect-page-error');
+    expect(await client.listToolNames()).not.toContain('petshop_list_pets');
+
+    await page.getByLabel(/API key/).fill(KEY);
+    await page.selectOption('select[name="fields.region"]', 'eu');
+    await page.getByRole('button', { name: 'Connect Pet Shop' }).click();
+    await expect(page.getByRole('heading', { name: 'Pet Shop is connected' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByText('linked@petshop.example').isVisible()).resolves.toBe(true);
+    await screenshot(page, 'connect-page-done');
+
+    // The agent's session is told its tools changed, and the new tools work.
+    await until(changes, 'notified', () => notified >= 1);
+    expect(await client.listToolNames()).toContain('petshop_list_pets');
+    const inspected = (await client.callTool('inspect_provider', { provider: 'petshop' })).content[0]!.text!;
+    expect(inspected).toContain('connected as linked@petshop.example');
+    expect(tg.logs.join('')).not.toContain(KEY);
+  });
+
+  it('works once: the used link, and the first link replaced after an error, answer 410', async () => {
+    const result = await client.callTool('connect_provider', { provider: 'petshop' });
+    const link = linkFrom(result.content[0]!.text!);
+    const { page } = browser;
+    await page.goto(link);
+    await page.getByLabel(/API key/).fill(KEY);
+    await page.getByRole('button', { name: 'Connect Pet Shop' }).click();
+    await expect(page.getByRole('heading', { name: 'Pet Shop is connected' }).isVisible()).resolves.toBe(true);
+    const again = await page.goto(link);
+    expect(again?.status()).toBe(410);
+    await expect(page.getByRole('heading', { name: /expired or was already used/ }).isVisible()).resolves.toBe(true);
+    await screenshot(page, 'connect-link-used');
+  });
+
+  it('refuses a made-up token', async () => {
+    const response = await fetch(`${tg.url}/connect/not-a-real-token`);
+    expect(response.status).toBe(410);
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+});
