@@ -141,7 +141,11 @@ const WebhookAuth = Type.Object(
       description: 'Regular expression the whole webhook URL must match; starts with ^https://.',
     }),
     allowed_hosts: Type.Array(
-      Type.String({ pattern: '^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$', description: 'Host name, lower case.' }),
+      Type.String({
+        pattern: '^(\\*\\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$',
+        description:
+          'Host name, lower case; `*.example.com` allows any subdomain of example.com (not example.com itself).',
+      }),
       { minItems: 1, description: 'Hosts the webhook URL may point at.' },
     ),
   },

@@ -80,7 +80,7 @@ function checkWebhook(
   if (url.protocol !== 'https:' && !(httpAllowed && url.protocol === 'http:')) {
     return { ok: false, message: `credentials.webhook_url must be an https:// URL.` };
   }
-  if (!hosts.includes(url.hostname.toLowerCase()) && !hosts.includes(url.host.toLowerCase())) {
+  if (!hosts.some((host) => hostMatches(host, url))) {
     return {
       ok: false,
       message: `credentials.webhook_url must point at ${hosts.join(' or ')}, not ${url.hostname}: paste the ${title}${where}.`,
@@ -96,6 +96,13 @@ function checkWebhook(
     };
   }
   return { ok: true, value: { webhook_url: url.toString() } };
+}
+
+/** `hooks.slack.com` matches that host (any port); `*.logic.azure.com` any subdomain of it. */
+function hostMatches(allowed: string, url: URL): boolean {
+  const host = url.hostname.toLowerCase();
+  if (allowed.startsWith('*.')) return host.endsWith(allowed.slice(1)) && host.length > allowed.length - 1;
+  return host === allowed || url.host.toLowerCase() === allowed;
 }
 
 /** The connection fields, each given or defaulted, from the manifest's closed choices or patterns. */
