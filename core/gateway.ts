@@ -14,6 +14,7 @@ import { connectPageRoutes } from './http/connect-page.js';
 import { healthRoutes } from './http/health.js';
 import { mcpRoutes } from './http/mcp.js';
 import { Keyring, loadMasterKey } from './keyring.js';
+import { recoverRotation } from './master-key.js';
 import { LegacySseLeg } from './mcp/legacy-sse.js';
 import { ModernLeg } from './mcp/modern.js';
 import { TOOLS_LIST_CHANGED } from './mcp/protocol.js';
@@ -53,10 +54,15 @@ export const MASTER_KEY_WARNING =
 export async function openCore(
   config: Config,
 ): Promise<{ store: Store; keyring: Keyring; masterKeyFile?: string }> {
-  const master = loadMasterKey(config);
   const store = openStore(config.databaseUrl);
   await store.migrate();
-  const keyring = new Keyring(master.key);
+  await recoverRotation(config, store, () => loadMasterKey(config).key);
+  const master = loadMasterKey(config);
+  // A key kept in the data dir is re-read when an envelope names another one (a rotation by the CLI).
+  const keyring = new Keyring(
+    master.key,
+    config.masterKey === undefined ? () => loadMasterKey(config).key : undefined,
+  );
   return master.generatedAt ? { store, keyring, masterKeyFile: master.generatedAt } : { store, keyring };
 }
 

@@ -10,12 +10,19 @@ import type { Config } from './config.js';
  */
 export class Keyring {
   /** Short fingerprint of the master key, stored in every envelope to name the key that sealed it. */
-  readonly fingerprint: string;
+  fingerprint: string;
   private readonly derived = new Map<string, Buffer>();
 
-  constructor(private readonly masterKey: Buffer) {
+  /**
+   * @param reload - re-reads the master key from where it is kept; called when an envelope names
+   *   another key, so a server picks up `toolgate master-key rotate` run beside it.
+   */
+  constructor(
+    private masterKey: Buffer,
+    private readonly reload?: () => Buffer,
+  ) {
     if (masterKey.length !== 32) throw new Error('The master key must be 32 bytes');
-    this.fingerprint = createHash('sha256').update(masterKey).digest('hex').slice(0, 8);
+    this.fingerprint = fingerprintOf(masterKey);
   }
 
   /** A 32-byte key for one purpose (and optionally one scope), stable for this master key. */
@@ -51,6 +58,14 @@ export class Keyring {
     if (version !== 'v1' || iv === undefined || tag === undefined || body === undefined) {
       throw new Error('Unrecognised envelope format');
     }
+    if (fingerprint !== this.fingerprint && this.reload) {
+      const fresh = this.reload();
+      if (fingerprintOf(fresh) === fingerprint) {
+        this.masterKey = fresh;
+        this.fingerprint = fingerprint;
+        this.derived.clear();
+      }
+    }
     if (fingerprint !== this.fingerprint) {
       throw new Error(`Sealed with another master key (${fingerprint}); this one is ${this.fingerprint}`);
     }
@@ -65,6 +80,28 @@ export class Keyring {
   }
 }
 
+/** The fingerprint an envelope records for a master key. */
+export function fingerprintOf(key: Buffer): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+}
+
+/** The fingerprint recorded in an envelope made by `Keyring.seal`. */
+export function envelopeFingerprint(envelope: string): string | undefined {
+  return envelope.split('.')[1];
+}
+
+/** Re-seals an envelope made under `from` with the same binding under `to`. */
+export function reseal(
+  from: Keyring,
+  to: Keyring,
+  envelope: string,
+  purpose: string,
+  context: string,
+  aad: string,
+): string {
+  return to.seal(from.open(envelope, purpose, context, aad), purpose, context, aad);
+}
+
 export interface MasterKeySource {
   key: Buffer;
   /** Set when the key was generated now; the caller warns the operator to back it up. */
@@ -75,6 +112,10 @@ export interface MasterKeySource {
  * TOOLGATE_MASTER_KEY (base64 of 32 bytes), else `<dataDir>/master.key`, created (mode 0600) when
  * absent. Losing this key loses every stored provider credential, hence the backup warning.
  */
+export function masterKeyFile(config: Config): string {
+  return join(config.dataDir, 'master.key');
+}
+
 export function loadMasterKey(config: Config): MasterKeySource {
   if (config.masterKey !== undefined) {
     const key = Buffer.from(config.masterKey, 'base64');
@@ -82,7 +123,7 @@ export function loadMasterKey(config: Config): MasterKeySource {
       throw new Error('TOOLGATE_MASTER_KEY must be the base64 encoding of exactly 32 bytes');
     return { key };
   }
-  const file = join(config.dataDir, 'master.key');
+  const file = masterKeyFile(config);
   if (existsSync(file)) {
     const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
     if (key.length !== 32) throw new Error(`${file} does not hold a base64 32-byte key`);

@@ -9,6 +9,7 @@ import { KeyService } from '../core/auth/key-service.js';
 import { KEY_TYPES, type KeyType } from '../core/auth/keys.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { Gateway, MASTER_KEY_WARNING, openCore } from '../core/gateway.js';
+import { rotateMasterKey } from '../core/master-key.js';
 
 /**
  * The `toolgate` command. It works on the same data dir as a running server, and what it changes
@@ -24,6 +25,7 @@ const USAGE = `Usage: toolgate <command>
   reports list [--status open|resolved]           problem reports filed with report_problem
   catalog validate [DIR]                          check every manifest (default: the manifests dir); exit 1 on errors
   catalog reload                                  make the running server reload its catalog now, and print the report
+  master-key rotate                               re-encrypt every stored secret under a new master key
 
 Settings come from the environment (TOOLGATE_*); see README.md.`;
 
@@ -214,6 +216,28 @@ async function catalogCommand(config: Config, args: string[]): Promise<void> {
   throw new UsageError(`Unknown catalog command: ${sub ?? '(none)'}`);
 }
 
+async function rotateCommand(config: Config): Promise<void> {
+  const core = await openCore(config);
+  try {
+    const rotation = await rotateMasterKey(config, core.store, core.keyring);
+    if (rotation.file) {
+      process.stdout.write(
+        `Re-encrypted ${rotation.resealed} stored secret(s) under a new master key, written to ${rotation.file}.\n` +
+          'Back that file up now, apart from the database: the previous key no longer opens anything. ' +
+          'A running server picks the new key up by itself; API keys keep working.\n',
+      );
+    } else {
+      // The key lives in the environment: the operator must set the new one before the next start.
+      process.stdout.write(
+        `Re-encrypted ${rotation.resealed} stored secret(s) under a new master key. Set it now, in place of the old one, and restart:\n\n` +
+          `TOOLGATE_MASTER_KEY=${rotation.key}\n\nIt is shown only this once. API keys keep working.\n`,
+      );
+    }
+  } finally {
+    await core.store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -230,6 +254,9 @@ async function main(argv: string[]): Promise<void> {
       return reportsCommand(config, rest);
     case 'catalog':
       return catalogCommand(config, rest);
+    case 'master-key':
+      if (rest[0] !== 'rotate') throw new UsageError(`Unknown master-key command: ${rest[0] ?? '(none)'}`);
+      return rotateCommand(config);
     default:
       throw new UsageError(`Unknown command: ${command}`);
   }

@@ -6,6 +6,11 @@ import type { ApiKeyRecord, Store } from '../store/types.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint, type KeyType } from './keys.js';
 
 const HASH_SECRET_PURPOSE = 'toolgate/key-hash-secret';
+
+/** Where a hashing secret's envelope is bound: its purpose, context and additional data. */
+export function hashSecretBinding(version: number): [purpose: string, context: string, aad: string] {
+  return [HASH_SECRET_PURPOSE, String(version), `key-hash-secret:${version}`];
+}
 /** last_used_at is a hint for the operator; writing it more often than this would cost a write per call. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -28,7 +33,7 @@ export class KeyService {
   async init(): Promise<void> {
     let rows = await this.store.listHashSecrets();
     if (rows.length === 0) {
-      const sealed = this.keyring.seal(randomBytes(32), HASH_SECRET_PURPOSE, '1', 'key-hash-secret:1');
+      const sealed = this.keyring.seal(randomBytes(32), ...hashSecretBinding(1));
       await this.store.insertHashSecret({ version: 1, sealed });
       rows = await this.store.listHashSecrets();
     }

@@ -26,9 +26,18 @@ export class Vault {
   }
 
   open(scopeId: string, provider: string, connectionId: string, envelope: string): Record<string, string> {
-    const plain = this.keyring.open(envelope, PURPOSE, scopeId, aad(scopeId, provider, connectionId));
+    const plain = this.keyring.open(envelope, ...credentialBinding(scopeId, provider, connectionId));
     return JSON.parse(plain.toString('utf8')) as Record<string, string>;
   }
+}
+
+/** Where a connection's envelope is bound: its purpose, context and additional data. */
+export function credentialBinding(
+  scopeId: string,
+  provider: string,
+  connectionId: string,
+): [purpose: string, context: string, aad: string] {
+  return [PURPOSE, scopeId, aad(scopeId, provider, connectionId)];
 }
 
 function aad(scopeId: string, provider: string, connectionId: string): string {

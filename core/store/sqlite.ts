@@ -9,6 +9,7 @@ import type {
   ConnectionRecord,
   ConnectionState,
   LinkRecord,
+  SealedItem,
   NewConnection,
   ApiKeyRecord,
   ClientRecord,
@@ -454,6 +455,42 @@ export class SqliteStore implements Store {
     this.stmt(
       'INSERT INTO connection_events (id, scope_id, provider, event, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(newId('evt'), scopeId, provider, event, detail ?? null, new Date().toISOString());
+  }
+  resealAll(reseal: (item: SealedItem) => string): Promise<number> {
+    const run = this.db.transaction((): number => {
+      let count = 0;
+      const secrets = this.db.prepare('SELECT version, sealed FROM key_hash_secrets').all() as {
+        version: number;
+        sealed: string;
+      }[];
+      const updateSecret = this.db.prepare('UPDATE key_hash_secrets SET sealed = ? WHERE version = ?');
+      for (const row of secrets) {
+        updateSecret.run(reseal({ kind: 'hash_secret', ...row }), row.version);
+        count++;
+      }
+      const connections = this.db
+        .prepare('SELECT id, scope_id, provider, credentials FROM connections')
+        .all() as {
+        id: string;
+        scope_id: string;
+        provider: string;
+        credentials: string;
+      }[];
+      const updateConnection = this.db.prepare('UPDATE connections SET credentials = ? WHERE id = ?');
+      for (const row of connections) {
+        const item: SealedItem = {
+          kind: 'connection',
+          scopeId: row.scope_id,
+          provider: row.provider,
+          connectionId: row.id,
+          sealed: row.credentials,
+        };
+        updateConnection.run(reseal(item), row.id);
+        count++;
+      }
+      return count;
+    });
+    return Promise.resolve(run.immediate());
   }
 }
 

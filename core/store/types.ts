@@ -93,6 +93,11 @@ export interface LinkRecord {
 
 export type ConnectionEvent = 'connected' | 'disconnected' | 'refreshed' | 'reapproval_needed';
 
+/** One sealed value in the store, with what its envelope is bound to (see `resealAll`). */
+export type SealedItem =
+  | { kind: 'hash_secret'; version: number; sealed: string }
+  | { kind: 'connection'; scopeId: string; provider: string; connectionId: string; sealed: string };
+
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
   migrate(): Promise<number[]>;
@@ -153,4 +158,10 @@ export interface Store {
   purgeExpiredLinks(now: string): Promise<number>;
 
   addConnectionEvent(scope: Scope, provider: string, event: ConnectionEvent, detail?: string): Promise<void>;
+
+  /**
+   * Replaces every sealed value with `reseal(item)` in ONE transaction (master-key rotation): either
+   * all are re-encrypted or none is. Returns how many were.
+   */
+  resealAll(reseal: (item: SealedItem) => string): Promise<number>;
 }

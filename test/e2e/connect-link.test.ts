@@ -19,8 +19,16 @@ let notified = 0;
 beforeAll(async () => {
   api = await startReceiver((req) =>
     req.headers.authorization === `Bearer ${KEY}`
-      ? { status: 200, body: JSON.stringify({ email: 'linked@petshop.example', items: [] }), headers: { 'content-type': 'application/json' } }
-      : { status: 401, body: JSON.stringify({ message: 'invalid api key' }), headers: { 'content-type': 'application/json' } },
+      ? {
+          status: 200,
+          body: JSON.stringify({ email: 'linked@petshop.example', items: [] }),
+          headers: { 'content-type': 'application/json' },
+        }
+      : {
+          status: 401,
+          body: JSON.stringify({ message: 'invalid api key' }),
+          headers: { 'content-type': 'application/json' },
+        },
   );
   tg = await startGateway(
     { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', TOOLGATE_PROVIDER_PETSHOP_BASE_URL: api.url },
@@ -72,7 +80,9 @@ describe('secure credential entry through a one-time link', () => {
     await page.getByLabel(/API key/).fill(KEY);
     await page.selectOption('select[name="fields.region"]', 'eu');
     await page.getByRole('button', { name: 'Connect Pet Shop' }).click();
-    await expect(page.getByRole('heading', { name: 'Pet Shop is connected' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('heading', { name: 'Pet Shop is connected' }).isVisible()).resolves.toBe(
+      true,
+    );
     await expect(page.getByText('linked@petshop.example').isVisible()).resolves.toBe(true);
     await screenshot(page, 'connect-page-done');
 
@@ -91,10 +101,14 @@ describe('secure credential entry through a one-time link', () => {
     await page.goto(link);
     await page.getByLabel(/API key/).fill(KEY);
     await page.getByRole('button', { name: 'Connect Pet Shop' }).click();
-    await expect(page.getByRole('heading', { name: 'Pet Shop is connected' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('heading', { name: 'Pet Shop is connected' }).isVisible()).resolves.toBe(
+      true,
+    );
     const again = await page.goto(link);
     expect(again?.status()).toBe(410);
-    await expect(page.getByRole('heading', { name: /expired or was already used/ }).isVisible()).resolves.toBe(true);
+    await expect(
+      page.getByRole('heading', { name: /expired or was already used/ }).isVisible(),
+    ).resolves.toBe(true);
     await screenshot(page, 'connect-link-used');
   });
 

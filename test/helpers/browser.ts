@@ -11,9 +11,15 @@ const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
  * Debian's Chromium, headless, with a fresh profile and none of its own network traffic (the
  * machine's network is closed). Missing Chromium fails the test; `.ci/run` installs it.
  */
-export async function openBrowser(): Promise<{ page: Page; context: BrowserContext; close(): Promise<void> }> {
+export async function openBrowser(): Promise<{
+  page: Page;
+  context: BrowserContext;
+  close(): Promise<void>;
+}> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium), as .ci/run does.`);
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium), as .ci/run does.`,
+    );
   }
   const profile = mkdtempSync(join(tmpdir(), 'toolgate-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {

@@ -2,8 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { connect, GENERATIONS } from '../../helpers/clients.js';
 import { startGateway } from '../../helpers/gateway.js';
+import { startReceiver } from '../../helpers/receiver.js';
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/catalog/valid/', import.meta.url));
 
 /** Every file under the data dir (database, WAL, shared memory), as bytes. */
 function dataFiles(dir: string): { name: string; bytes: Buffer }[] {
@@ -13,9 +17,30 @@ function dataFiles(dir: string): { name: string; bytes: Buffer }[] {
 }
 
 describe('secrets at rest and in logs', () => {
-  it('a full session in every generation leaves no raw key or query token in the logs or the data dir', async () => {
-    const tg = await startGateway();
-    const sentinels: string[] = [];
+  it('full sessions leave no API key, provider credential, link token or query token in the logs, the data dir or reports', async () => {
+    const providerKeys = [`ps_${randomBytes(10).toString('hex')}`, `ps_${randomBytes(10).toString('hex')}`];
+    const api = await startReceiver((req) =>
+      providerKeys.some((k) => req.headers.authorization === `Bearer ${k}`)
+        ? {
+            status: 200,
+            body: '{"items":[],"email":"s@petshop.example"}',
+            headers: { 'content-type': 'application/json' },
+          }
+        : {
+            status: 401,
+            body: '{"message":"invalid api key"}',
+            headers: { 'content-type': 'application/json' },
+          },
+    );
+    const tg = await startGateway(
+      {
+        TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+        TOOLGATE_PROVIDER_PETSHOP_BASE_URL: api.url,
+        TOOLGATE_REPORT_WEBHOOK_URL: `${api.url}/reports`,
+      },
+      { manifestFiles: [`${FIXTURES}petshop.yaml`, `${FIXTURES}petshop.openapi.yaml`] },
+    );
+    const sentinels: string[] = [...providerKeys];
     try {
       const solo = await tg.key('solo');
       const platform = await tg.key('platform');
@@ -35,6 +60,42 @@ describe('secrets at rest and in logs', () => {
           await client.close();
         }
       }
+      // A provider credential pasted through the tool, and one through the secure page.
+      const agent = await connect('2026-07-28', tg.mcpUrl('?org_id=o1&user_id=u1'), {
+        'X-API-Key': platform.key,
+      });
+      expect(
+        (
+          await agent.callTool('connect_provider', {
+            provider: 'petshop',
+            credentials: { api_key: providerKeys[0]! },
+          })
+        ).isError,
+      ).toBeFalsy();
+      await agent.callTool('petshop_list_pets', {});
+      await agent.callTool('connect_provider', {
+        provider: 'petshop',
+        credentials: { api_key: `${providerKeys[0]!}x` },
+      });
+      const linkText = (await agent.callTool('connect_provider', { provider: 'petshop' })).content[0]!.text!;
+      const link = /\/connect\/[A-Za-z0-9_-]+/.exec(linkText)![0];
+      sentinels.push(link.slice('/connect/'.length));
+      expect((await fetch(`${tg.url}${link}`)).status).toBe(200);
+      const posted = await fetch(`${tg.url}${link}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          'credentials.api_key': providerKeys[1]!,
+          'fields.region': 'us',
+        }).toString(),
+      });
+      expect(posted.status).toBe(200);
+      expect(await posted.text()).not.toContain(providerKeys[1]!);
+      await agent.callTool('petshop_list_pets', {});
+      await agent.callTool('report_problem', { summary: 'pets list empty', provider: 'petshop' });
+      await agent.close();
+      // The report webhook is delivered in the background: wait for it before shutting down.
+      while ((await api.next()).url !== '/reports');
       // Refusals are logged too: a wrong key must not be echoed either.
       const wrong = platform.key.slice(0, -1) + (platform.key.endsWith('a') ? 'b' : 'a');
       sentinels.push(wrong);
@@ -45,7 +106,16 @@ describe('secrets at rest and in logs', () => {
       });
     } finally {
       await tg.gateway.close();
+      await api.close();
     }
+    // What reached the report webhook carries none of them either.
+    const delivered = api.received
+      .filter((r) => r.url === '/reports')
+      .map((r) => r.body + JSON.stringify(r.headers))
+      .join('');
+    expect(delivered).toContain('pets list empty');
+    for (const secret of sentinels)
+      expect(delivered.includes(secret), 'secret in the report webhook').toBe(false);
     const logText = tg.logs.join('');
     expect(logText.length).toBeGreaterThan(1_000);
     expect(logText).toContain('[redacted]');

@@ -60,7 +60,8 @@ describe('SqliteStore', () => {
       });
     }
     const key = (s: Scope) => JSON.stringify([s.clientId, s.orgId, s.userId]);
-    const expected = new Map<string, string[]>();
+    const reports = new Map<string, string[]>();
+    const connections = new Map<string, string[]>();
     for (const [i, scope] of scopes.entries()) {
       const report = await store.insertReport(scope, {
         summary: `r${i}`,
@@ -68,14 +69,36 @@ describe('SqliteStore', () => {
         provider: null,
         tool: null,
       });
-      expected.set(key(scope), [...(expected.get(key(scope)) ?? []), report.id]);
+      reports.set(key(scope), [...(reports.get(key(scope)) ?? []), report.id]);
+      await store.putConnection(scope, {
+        id: `con_${i}`,
+        provider: `p${i}`,
+        state: 'connected',
+        fields: {},
+        account: null,
+        credentials: `sealed-${i}`,
+        oauthApp: null,
+        expiresAt: null,
+      });
+      connections.set(key(scope), [...(connections.get(key(scope)) ?? []), `p${i}`]);
     }
-    expect(expected.size).toBeGreaterThan(20);
+    expect(reports.size).toBeGreaterThan(20);
     for (const scope of scopes) {
-      const seen = (await store.listReportsForScope(scope)).map((r) => r.id).sort();
-      expect(seen).toEqual([...expected.get(key(scope))!].sort());
-      for (const report of await store.listReportsForScope(scope)) expect(key(report.scope)).toBe(key(scope));
+      const seenReports = await store.listReportsForScope(scope);
+      expect(seenReports.map((r) => r.id).sort()).toEqual([...reports.get(key(scope))!].sort());
+      for (const report of seenReports) expect(key(report.scope)).toBe(key(scope));
+      const seenConnections = (await store.listConnections(scope)).map((c) => c.provider).sort();
+      expect(seenConnections).toEqual([...connections.get(key(scope))!].sort());
+      for (const provider of connections.get(key(scope))!) {
+        expect((await store.getConnection(scope, provider))?.provider).toBe(provider);
+      }
     }
+    // Another scope's provider is invisible by name too, and cannot be deleted from here.
+    const [first, other] = [scopes[0]!, scopes.find((s) => key(s) !== key(scopes[0]!))!];
+    const foreign = connections.get(key(other))![0]!;
+    expect(await store.getConnection(first, foreign)).toBeUndefined();
+    expect(await store.deleteConnection(first, foreign)).toBe(false);
+    expect(await store.getConnection(other, foreign)).toBeDefined();
   });
 
   it('lists reports newest first and filters by status', async () => {
