@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/caller.js';
 import type { ToolService } from '../tools/service.js';
-import { ToolCallError } from '../tools/types.js';
+import { ToolCallError, type CallContext } from '../tools/types.js';
 import { encodeError, encodeResult, RPC, SERVER_INFO, type JsonRpcId } from './protocol.js';
 
 /**
@@ -36,7 +36,7 @@ export async function dispatch(
   caller: Caller,
   tools: ToolService,
   era: Era,
-  signal?: AbortSignal,
+  context: CallContext = {},
 ): Promise<string> {
   const { id, method, params } = request;
   try {
@@ -51,7 +51,7 @@ export async function dispatch(
         const name = params?.name;
         if (typeof name !== 'string')
           return encodeError(id, RPC.INVALID_PARAMS, 'tools/call needs params.name (a string).');
-        const result = JSON.stringify(await tools.call(caller, name, params?.arguments, signal));
+        const result = JSON.stringify(await tools.call(caller, name, params?.arguments, context));
         return encodeResult(id, era === 'modern' ? withTail(result, MODERN_RESULT_TAIL) : result);
       }
       default:

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import type { ToolService } from '../tools/service.js';
+import type { CallContext } from '../tools/types.js';
 import { dispatch, isNotification, isRequest, isResponse, type RpcRequest } from './dispatch.js';
 import { encodeError, RPC } from './protocol.js';
 import type { SessionRecord, SessionStore } from './sessions.js';
@@ -61,9 +62,10 @@ export async function answer(
   request: FastifyRequest,
   message: RpcRequest,
   caller: Caller,
+  context: CallContext = {},
 ): Promise<string> {
   try {
-    return await dispatch(message, caller, deps.tools, 'legacy');
+    return await dispatch(message, caller, deps.tools, 'legacy', context);
   } catch (error) {
     deps.onError(error, request);
     return encodeError(message.id, RPC.INTERNAL_ERROR, `Internal error (request ${request.id}).`);

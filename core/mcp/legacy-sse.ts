@@ -38,6 +38,7 @@ export class LegacySseLeg {
       scope: caller.scope,
       scopeKey: caller.scopeKey,
       protocolVersion: undefined,
+      elicitUrl: false,
       lastSeenAt: Date.now(),
     });
     void reply.hijack();

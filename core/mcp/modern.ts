@@ -91,12 +91,9 @@ export class ModernLeg {
     }));
     server.setRequestHandler('tools/call', async (request, handlerCtx) => {
       try {
-        return await this.deps.tools.call(
-          caller,
-          request.params.name,
-          request.params.arguments,
-          handlerCtx.mcpReq.signal,
-        );
+        return await this.deps.tools.call(caller, request.params.name, request.params.arguments, {
+          signal: handlerCtx.mcpReq.signal,
+        });
       } catch (error) {
         if (error instanceof ToolCallError) throw new ProtocolError(error.code, error.message);
         throw error;
@@ -123,7 +120,7 @@ export class ModernLeg {
         caller,
         this.deps.tools,
         'modern',
-        abort.signal,
+        { signal: abort.signal },
       );
       await reply.code(200).type('application/json').send(body);
       return;

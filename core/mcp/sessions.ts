@@ -14,6 +14,8 @@ export interface SessionRecord {
   scopeKey: string;
   /** Set by initialize; undefined on an SSE session until the client initializes. */
   protocolVersion: string | undefined;
+  /** The client declared URL-mode elicitation (2025-11-25 and later): links can be offered that way. */
+  elicitUrl: boolean;
   /** Milliseconds since the epoch of the last request on this session. */
   lastSeenAt: number;
 }

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
+import type { CallContext } from '../tools/types.js';
 import { isRequest, type RpcRequest } from './dispatch.js';
 import { answer, header, isInitialize, messagesOf, ownedSession, type LegacyDeps } from './legacy-common.js';
 import {
@@ -17,6 +19,11 @@ import { SseWriter, type StreamHub } from './streams.js';
 
 export interface StreamableDeps extends LegacyDeps {
   hub: StreamHub;
+}
+
+function declaresUrlElicitation(capabilities: unknown): boolean {
+  const elicitation = (capabilities as { elicitation?: { url?: unknown } } | undefined)?.elicitation;
+  return typeof elicitation === 'object' && elicitation !== null && elicitation.url !== undefined;
 }
 
 function acceptsJson(request: FastifyRequest): boolean {
@@ -56,10 +63,12 @@ export class StreamableLeg {
     }
     // Without a session id the request is served statelessly (clients that never initialize);
     // with one, it must be a live session of this caller.
-    if (sessionId !== undefined) await ownedSession(this.deps, sessionId, caller, 'streamable');
+    const session =
+      sessionId !== undefined ? await ownedSession(this.deps, sessionId, caller, 'streamable') : undefined;
     const requests = messages.filter(isRequest);
     if (requests.length === 0) return reply.code(202).send();
-    const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, caller)));
+    const context = session?.elicitUrl ? this.elicitation(session.id) : {};
+    const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, caller, context)));
     if (acceptsJson(request)) {
       const body = Array.isArray(request.body) ? `[${answers.join(',')}]` : answers[0]!;
       return reply.code(200).type('application/json').send(body);
@@ -86,6 +95,7 @@ export class StreamableLeg {
       scope: caller.scope,
       scopeKey: caller.scopeKey,
       protocolVersion,
+      elicitUrl: protocolVersion >= '2025-11-25' && declaresUrlElicitation(message.params?.capabilities),
       lastSeenAt: Date.now(),
     });
     const result = JSON.stringify({
@@ -102,6 +112,26 @@ export class StreamableLeg {
       .header('content-type', 'text/event-stream')
       .header('cache-control', 'no-cache')
       .send(sseMessage(body));
+  }
+
+  /**
+   * URL-mode elicitation over the session's stream: the client shows the user the URL (a
+   * one-time link) itself. Fire and forget: the tool result carries the link too, and the client's
+   * answer (accept/decline) arrives as a POSTed response, acknowledged with 202.
+   */
+  private elicitation(sessionId: string): CallContext {
+    return {
+      elicitUrl: (message, url) => {
+        this.getStreams.get(sessionId)?.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: `elicit-${randomUUID()}`,
+            method: 'elicitation/create',
+            params: { mode: 'url', message, url, elicitationId: randomUUID() },
+          }),
+        );
+      },
+    };
   }
 
   /** GET with a session id: the stream on which this session receives notifications. */

@@ -2,7 +2,13 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
 import type { CatalogSnapshot, CompiledTool, JsonSchema, ProviderEntry } from '../catalog/types.js';
 import { validateArguments } from './args.js';
-import { INVALID_PARAMS, ToolCallError, type SystemTool, type ToolDescriptor } from './types.js';
+import {
+  INVALID_PARAMS,
+  ToolCallError,
+  type CallContext,
+  type SystemTool,
+  type ToolDescriptor,
+} from './types.js';
 
 /** Runs one provider tool for a caller (the executor; connections decide the credential). */
 export type ProviderToolRunner = (
@@ -78,11 +84,16 @@ export class ToolService {
    * Calls a tool. Unknown tools and invalid arguments throw ToolCallError (a protocol error);
    * everything that goes wrong past that point is a tool result with isError.
    */
-  async call(caller: Caller, name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+  async call(
+    caller: Caller,
+    name: string,
+    args: unknown,
+    context: CallContext = {},
+  ): Promise<CallToolResult> {
     const system = this.systemByName.get(name);
     if (system) {
       const checked = this.check(name, system.inputSchema, args);
-      return system.handler(checked, signal ? { caller, signal } : { caller });
+      return system.handler(checked, { ...context, caller });
     }
     const catalog = this.deps.catalog.current;
     const tool = catalog.tools.get(name);
@@ -98,7 +109,7 @@ export class ToolService {
       provider,
       tool,
       this.check(name, tool.inputSchema, args),
-      signal,
+      context.signal,
     );
   }
 

@@ -178,7 +178,7 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
       additionalProperties: false,
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    async handler(args, { caller }) {
+    async handler(args, { caller, elicitUrl }) {
       const id = args.provider as string;
       const provider = deps.catalog.current.providers.get(id);
       if (!provider) return unknownProvider(id);
@@ -193,9 +193,15 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
       }
       if (args.credentials === undefined) {
         const { token } = await deps.connections.createLink(caller.scope, provider.id, 'credentials');
+        const url = `${deps.baseUrl}/connect/${token}`;
         const minutes = Math.round(LINK_TTL_MS / 60_000);
+        const what = kind === 'webhook_url' ? 'webhook URL' : 'credentials';
+        elicitUrl?.(
+          `Open this page to connect ${provider.displayName}: paste the ${what} there, not in the chat.`,
+          url,
+        );
         return textResult(
-          `To connect ${provider.displayName}, ask the user to open this link and paste the ${kind === 'webhook_url' ? 'webhook URL' : 'credentials'} there:\n${deps.baseUrl}/connect/${token}\n` +
+          `To connect ${provider.displayName}, ask the user to open this link and paste the ${what} there:\n${url}\n` +
             `The link works once and expires in ${minutes} minutes; the secret never passes through this conversation. ` +
             `It asks for: ${connectNeeds(provider)} Once the user has saved it, ${provider.displayName}'s tools appear in the tool list.`,
         );

@@ -12,9 +12,19 @@ export interface ToolDescriptor {
   annotations?: ToolAnnotations;
 }
 
-export interface ToolContext {
-  caller: Caller;
+/** What a call may use of the channel it arrived on. */
+export interface CallContext {
+  /** Aborted when the client cancels or goes away. */
   signal?: AbortSignal;
+  /**
+   * Offers a URL to the user through the client (MCP URL-mode elicitation), where the client
+   * declared it can; absent otherwise.
+   */
+  elicitUrl?: (message: string, url: string) => void;
+}
+
+export interface ToolContext extends CallContext {
+  caller: Caller;
 }
 
 /** A built-in tool, present for every scope whatever is connected (SPEC.md, What the service does 6). */
