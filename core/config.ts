@@ -21,6 +21,12 @@ export interface Config {
   /** Lets the outbound client reach loopback and private addresses (tests, local mocks). */
   allowPrivateNetwork: boolean;
   reportWebhookUrl: string | undefined;
+  /** Receives operator events such as `connection.reapproval_needed` (never secrets). */
+  eventsWebhookUrl: string | undefined;
+  /** How often the refresh scheduler looks for expiring OAuth2 tokens. */
+  refreshSweepMs: number;
+  /** Tokens expiring within this margin (plus a per-connection jitter) are refreshed ahead. */
+  refreshMarginMs: number;
   logLevel: string;
   /** Upper bound on waiting for in-flight calls at shutdown. */
   shutdownGraceMs: number;
@@ -75,6 +81,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const reportWebhookUrl = env.TOOLGATE_REPORT_WEBHOOK_URL
     ? url('TOOLGATE_REPORT_WEBHOOK_URL', env.TOOLGATE_REPORT_WEBHOOK_URL)
     : undefined;
+  const eventsWebhookUrl = env.TOOLGATE_EVENTS_WEBHOOK_URL
+    ? url('TOOLGATE_EVENTS_WEBHOOK_URL', env.TOOLGATE_EVENTS_WEBHOOK_URL)
+    : undefined;
   return {
     host: env.TOOLGATE_HOST || '127.0.0.1',
     port,
@@ -89,6 +98,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     allowPrivateNetwork: flag(env, 'TOOLGATE_ALLOW_PRIVATE_NETWORK'),
     reportWebhookUrl,
+    eventsWebhookUrl,
+    refreshSweepMs: integer(env, 'TOOLGATE_REFRESH_SWEEP_MS', 30_000, 100, 3_600_000),
+    refreshMarginMs: integer(env, 'TOOLGATE_REFRESH_MARGIN_MS', 300_000, 0, 86_400_000),
     logLevel: env.TOOLGATE_LOG_LEVEL || 'info',
     shutdownGraceMs: integer(env, 'TOOLGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     env,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { KeyService } from './auth/key-service.js';
@@ -5,12 +6,15 @@ import { scopeKey } from './auth/scope.js';
 import { CatalogHolder, formatFindings, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
 import { OutboundClient } from './connections/outbound.js';
+import { OAuthApps } from './connections/oauth-apps.js';
+import { OAuthFlows } from './connections/oauth.js';
 import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
 import { adminRoutes } from './http/admin.js';
 import { createApp } from './http/app.js';
 import { authenticate, hostGuard } from './http/auth.js';
 import { connectPageRoutes } from './http/connect-page.js';
+import { oauthRoutes } from './http/oauth-pages.js';
 import { healthRoutes } from './http/health.js';
 import { mcpRoutes } from './http/mcp.js';
 import { Keyring, loadMasterKey } from './keyring.js';
@@ -27,7 +31,7 @@ import { openStore } from './store/sqlite.js';
 import type { Scope, Store } from './store/types.js';
 import { Executor } from './tools/executor.js';
 import { providerToolRunner, visibleProviders } from './tools/provider-tools.js';
-import { reportWebhook } from './tools/report-webhook.js';
+import { postJson, reportWebhook } from './tools/report-webhook.js';
 import { ToolService } from './tools/service.js';
 import { createSystemTools } from './tools/system.js';
 
@@ -80,6 +84,8 @@ export class Gateway {
   readonly outbound: OutboundClient;
   readonly connections: ConnectionService;
   readonly catalog: CatalogHolder;
+  readonly oauthApps: OAuthApps;
+  readonly oauth: OAuthFlows;
   private readonly modern: ModernLeg;
   private readonly timers: NodeJS.Timeout[] = [];
   private lastSweep = new Date().toISOString();
@@ -106,11 +112,34 @@ export class Gateway {
       maxResponseBytes: OUTBOUND_MAX_BYTES,
       maxRedirects: 5,
       // Webhooks the operator configured are trusted to live on the operator's own network.
-      trustedOrigins: config.reportWebhookUrl ? [config.reportWebhookUrl] : [],
+      trustedOrigins: [config.reportWebhookUrl, config.eventsWebhookUrl].filter(
+        (u): u is string => u !== undefined,
+      ),
     });
     const executor = new Executor({ outbound: this.outbound, plugins, config, log });
     this.connections = new ConnectionService({ store, vault: new Vault(keyring), executor, plugins, config });
     this.connections.on('changed', (scope) => this.notifyToolsChanged(scopeKey(scope)));
+    this.oauthApps = new OAuthApps(store, keyring, config);
+    const eventsUrl = config.eventsWebhookUrl;
+    this.oauth = new OAuthFlows({
+      store,
+      keyring,
+      apps: this.oauthApps,
+      connections: this.connections,
+      plugins,
+      catalog: this.catalog,
+      config,
+      log,
+      emitEvent: (event) => {
+        if (eventsUrl === undefined) return;
+        postJson(this.outbound, eventsUrl, event).catch((error: unknown) =>
+          log.warn(
+            { err: error, code: 'TG_EVENTS_WEBHOOK_FAILED', event: event.type },
+            'events webhook failed',
+          ),
+        );
+      },
+    });
 
     const catalog = this.catalog;
     const tools = new ToolService({
@@ -119,6 +148,7 @@ export class Gateway {
         catalog,
         store,
         connections: this.connections,
+        oauth: this.oauth,
         baseUrl: config.baseUrl,
         ...(config.reportWebhookUrl
           ? { reportSink: reportWebhook(this.outbound, config.reportWebhookUrl) }
@@ -130,7 +160,7 @@ export class Gateway {
           ),
       }),
       visibleProviders: (caller, snapshot) => visibleProviders(this.connections, caller.scope, snapshot),
-      runProviderTool: providerToolRunner(this.connections, executor),
+      runProviderTool: providerToolRunner(this.connections, executor, this.oauth),
     });
     const onError = (error: unknown): void =>
       log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed');
@@ -147,6 +177,7 @@ export class Gateway {
       }),
     });
     connectPageRoutes(this.app, { catalog, connections: this.connections });
+    oauthRoutes(this.app, this.oauth);
     healthRoutes(this.app, { store, catalog });
     adminRoutes(this.app, this);
 
@@ -212,7 +243,9 @@ export class Gateway {
       setInterval(() => void this.sweepRevoked(), REVOCATION_SWEEP_MS),
       setInterval(() => this.hub.keepAlive(), KEEP_ALIVE_MS),
       setInterval(() => void this.housekeeping(), HOUSEKEEPING_MS),
+      setInterval(() => void this.refreshExpiring(), this.config.refreshSweepMs),
     );
+    void this.refreshExpiring();
     for (const timer of this.timers) timer.unref();
     const address = this.app.server.address();
     if (address === null || typeof address === 'string') return String(address);
@@ -262,6 +295,46 @@ export class Gateway {
       this.lastSweep = started.toISOString();
     } catch (error) {
       this.app.log.warn({ err: error, code: 'TG_REVOCATION_SWEEP_FAILED' }, 'revocation sweep failed');
+    }
+  }
+
+  /**
+   * The refresh scheduler: tokens expiring within the margin are refreshed ahead of any call. The
+   * expiry is in the store, so a restart loses nothing; a per-connection jitter spreads the work.
+   */
+  private async refreshExpiring(): Promise<void> {
+    const now = Date.now();
+    try {
+      const due = await this.store.listExpiringConnections(
+        new Date(now + this.config.refreshMarginMs + 60_000).toISOString(),
+      );
+      for (const { scope, provider: id, expiresAt } of due) {
+        const provider = this.catalog.current.providers.get(id);
+        const jitter =
+          parseInt(
+            createHash('sha256')
+              .update(`${scopeKey(scope)}|${id}`)
+              .digest('hex')
+              .slice(0, 8),
+            16,
+          ) % 60_000;
+        if (
+          !provider ||
+          provider.auth.kind !== 'oauth2' ||
+          Date.parse(expiresAt) > now + this.config.refreshMarginMs + jitter
+        )
+          continue;
+        await this.oauth
+          .refresh(scope, provider, undefined)
+          .catch((error: unknown) =>
+            this.app.log.info(
+              { code: 'TG_OAUTH_SCHEDULED_REFRESH_FAILED', provider: id, reason: (error as Error).message },
+              'scheduled refresh failed',
+            ),
+          );
+      }
+    } catch (error) {
+      this.app.log.warn({ err: error, code: 'TG_REFRESH_SWEEP_FAILED' }, 'refresh sweep failed');
     }
   }
 

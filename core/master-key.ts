@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hashSecretBinding } from './auth/key-service.js';
 import type { Config } from './config.js';
+import { appSecretBinding } from './connections/oauth-apps.js';
 import { credentialBinding } from './connections/vault.js';
 import { envelopeFingerprint, fingerprintOf, Keyring, masterKeyFile, reseal } from './keyring.js';
 import type { SealedItem, Store } from './store/types.js';
@@ -21,7 +22,9 @@ function resealItem(from: Keyring, to: Keyring, item: SealedItem): string {
   const binding =
     item.kind === 'hash_secret'
       ? hashSecretBinding(item.version)
-      : credentialBinding(item.scopeId, item.provider, item.connectionId);
+      : item.kind === 'oauth_app'
+        ? appSecretBinding(item.appId, item.provider)
+        : credentialBinding(item.scopeId, item.provider, item.connectionId);
   return reseal(from, to, item.sealed, ...binding);
 }
 

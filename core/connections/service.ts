@@ -102,7 +102,13 @@ export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, pr
   }
 
   /** Seals and stores a connection (a new id: the ciphertext is bound to it), then tells listeners. */
-  async store(scope: Scope, provider: string, access: ProviderAccess, account: string | null): Promise<void> {
+  async store(
+    scope: Scope,
+    provider: string,
+    access: ProviderAccess,
+    account: string | null,
+    oauth: { oauthApp: string; expiresAt: string | null } | null = null,
+  ): Promise<void> {
     const scopeId = await this.deps.store.ensureScope(scope);
     const id = newId('con');
     await this.deps.store.putConnection(scope, {
@@ -112,8 +118,8 @@ export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, pr
       fields: { ...access.fields },
       account,
       credentials: this.deps.vault.seal(scopeId, provider, id, access.credentials),
-      oauthApp: null,
-      expiresAt: null,
+      oauthApp: oauth?.oauthApp ?? null,
+      expiresAt: oauth?.expiresAt ?? null,
     });
     await this.deps.store.addConnectionEvent(scope, provider, 'connected');
     this.emit('changed', scope, provider);
@@ -192,6 +198,37 @@ export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, pr
   }
 
   /** Which account the credential belongs to, when the manifest says how to ask; null if unknown. */
+  /**
+   * Replaces a connection's credentials after a token refresh, only if nobody else did first
+   * (compare-and-set on the sealed value); false means the caller should re-read.
+   */
+  async swapCredentials(
+    scope: Scope,
+    provider: string,
+    record: ConnectionRecord,
+    credentials: Record<string, string>,
+    expiresAt: string | null,
+  ): Promise<boolean> {
+    const scopeId = await this.deps.store.ensureScope(scope);
+    const sealed = this.deps.vault.seal(scopeId, provider, record.id, credentials);
+    const swapped = await this.deps.store.swapConnectionCredentials(scope, provider, record.credentials, {
+      credentials: sealed,
+      expiresAt,
+    });
+    if (swapped) await this.deps.store.addConnectionEvent(scope, provider, 'refreshed');
+    return swapped;
+  }
+
+  /** The connected account for fresh credentials: the plugin's check, else the manifest's identity operation. */
+  async accountOf(provider: ProviderEntry, access: ProviderAccess): Promise<string | null> {
+    const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
+    if (plugin?.checkCredential) {
+      const result = await plugin.checkCredential(this.deps.executor.pluginContext(provider, plugin, access));
+      if (result.ok && result.account !== undefined) return result.account;
+    }
+    return this.identify(provider, access);
+  }
+
   private async identify(provider: ProviderEntry, access: ProviderAccess): Promise<string | null> {
     const identity = provider.spec.identity;
     if (!identity) return null;

@@ -105,4 +105,22 @@ CREATE TABLE connection_events (
 CREATE INDEX connection_events_created ON connection_events(created_at);
 `,
   },
+  {
+    version: 3,
+    name: 'OAuth apps',
+    sql: `
+CREATE TABLE oauth_apps (
+  id TEXT PRIMARY KEY,
+  provider TEXT NOT NULL,
+  client_id TEXT NOT NULL,
+  org_id TEXT NOT NULL,
+  oauth_client_id TEXT NOT NULL,
+  client_secret TEXT NOT NULL,
+  branding TEXT,
+  created_at TEXT NOT NULL,
+  superseded_at TEXT
+);
+CREATE INDEX oauth_apps_owner ON oauth_apps(provider, client_id, org_id, superseded_at);
+`,
+  },
 ];

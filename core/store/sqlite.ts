@@ -7,8 +7,11 @@ import { MIGRATIONS } from './migrations.js';
 import type {
   ConnectionEvent,
   ConnectionRecord,
+  Branding,
   ConnectionState,
+  ExpiringConnection,
   LinkRecord,
+  OAuthAppRecord,
   SealedItem,
   NewConnection,
   ApiKeyRecord,
@@ -93,6 +96,32 @@ function linkRecord(row: LinkRow): LinkRecord {
     purpose: row.purpose,
     payload: row.payload,
     expiresAt: row.expires_at,
+  };
+}
+
+interface OAuthAppRow {
+  id: string;
+  provider: string;
+  client_id: string;
+  org_id: string;
+  oauth_client_id: string;
+  client_secret: string;
+  branding: string | null;
+  created_at: string;
+  superseded_at: string | null;
+}
+
+function oauthAppRecord(row: OAuthAppRow): OAuthAppRecord {
+  return {
+    id: row.id,
+    provider: row.provider,
+    clientId: row.client_id || null,
+    orgId: row.org_id || null,
+    oauthClientId: row.oauth_client_id,
+    clientSecret: row.client_secret,
+    branding: row.branding === null ? null : (JSON.parse(row.branding) as Branding),
+    createdAt: row.created_at,
+    supersededAt: row.superseded_at,
   };
 }
 
@@ -456,6 +485,100 @@ export class SqliteStore implements Store {
       'INSERT INTO connection_events (id, scope_id, provider, event, detail, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(newId('evt'), scopeId, provider, event, detail ?? null, new Date().toISOString());
   }
+  listExpiringConnections(before: string): Promise<ExpiringConnection[]> {
+    const rows = this.stmt(
+      `SELECT s.client_id, s.org_id, s.user_id, c.provider, c.expires_at FROM connections c JOIN scopes s ON s.id = c.scope_id
+       WHERE c.state = 'connected' AND c.expires_at IS NOT NULL AND c.expires_at < ? ORDER BY c.expires_at`,
+    ).all(before) as {
+      client_id: string;
+      org_id: string;
+      user_id: string;
+      provider: string;
+      expires_at: string;
+    }[];
+    return Promise.resolve(
+      rows.map((r) => ({
+        scope: { clientId: r.client_id, orgId: r.org_id || null, userId: r.user_id || null },
+        provider: r.provider,
+        expiresAt: r.expires_at,
+      })),
+    );
+  }
+
+  swapConnectionCredentials(
+    scope: Scope,
+    provider: string,
+    expected: string,
+    next: { credentials: string; expiresAt: string | null },
+  ): Promise<boolean> {
+    const result = this.stmt(
+      `UPDATE connections SET credentials = ?, expires_at = ?, state = 'connected', updated_at = ?
+       WHERE provider = ? AND credentials = ? AND scope_id = (SELECT s.id FROM scopes s WHERE ${SCOPE_MATCH})`,
+    ).run(
+      next.credentials,
+      next.expiresAt,
+      new Date().toISOString(),
+      provider,
+      expected,
+      ...scopeColumns(scope),
+    );
+    return Promise.resolve(result.changes === 1);
+  }
+
+  putOAuthApp(app: Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>): Promise<void> {
+    const now = new Date().toISOString();
+    const owner = [app.provider, app.clientId ?? '', app.orgId ?? ''];
+    this.db
+      .transaction(() => {
+        this.stmt(
+          'UPDATE oauth_apps SET superseded_at = ? WHERE provider = ? AND client_id = ? AND org_id = ? AND superseded_at IS NULL',
+        ).run(now, ...owner);
+        this.stmt(
+          `INSERT INTO oauth_apps (id, provider, client_id, org_id, oauth_client_id, client_secret, branding, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          app.id,
+          ...owner,
+          app.oauthClientId,
+          app.clientSecret,
+          app.branding ? JSON.stringify(app.branding) : null,
+          now,
+        );
+      })
+      .immediate();
+    return Promise.resolve();
+  }
+
+  setOAuthAppBranding(id: string, branding: Branding | null): Promise<boolean> {
+    const result = this.stmt('UPDATE oauth_apps SET branding = ? WHERE id = ?').run(
+      branding ? JSON.stringify(branding) : null,
+      id,
+    );
+    return Promise.resolve(result.changes === 1);
+  }
+
+  currentOAuthApp(
+    provider: string,
+    owner: { clientId: string; orgId: string } | null,
+  ): Promise<OAuthAppRecord | undefined> {
+    const row = this.stmt(
+      'SELECT * FROM oauth_apps WHERE provider = ? AND client_id = ? AND org_id = ? AND superseded_at IS NULL',
+    ).get(provider, owner?.clientId ?? '', owner?.orgId ?? '') as OAuthAppRow | undefined;
+    return Promise.resolve(row && oauthAppRecord(row));
+  }
+
+  getOAuthApp(id: string): Promise<OAuthAppRecord | undefined> {
+    const row = this.stmt('SELECT * FROM oauth_apps WHERE id = ?').get(id) as OAuthAppRow | undefined;
+    return Promise.resolve(row && oauthAppRecord(row));
+  }
+
+  listOAuthApps(): Promise<OAuthAppRecord[]> {
+    const rows = this.stmt(
+      'SELECT * FROM oauth_apps ORDER BY provider, client_id, org_id, created_at',
+    ).all() as OAuthAppRow[];
+    return Promise.resolve(rows.map(oauthAppRecord));
+  }
+
   resealAll(reseal: (item: SealedItem) => string): Promise<number> {
     const run = this.db.transaction((): number => {
       let count = 0;
@@ -486,6 +609,19 @@ export class SqliteStore implements Store {
           sealed: row.credentials,
         };
         updateConnection.run(reseal(item), row.id);
+        count++;
+      }
+      const apps = this.db.prepare('SELECT id, provider, client_secret FROM oauth_apps').all() as {
+        id: string;
+        provider: string;
+        client_secret: string;
+      }[];
+      const updateApp = this.db.prepare('UPDATE oauth_apps SET client_secret = ? WHERE id = ?');
+      for (const row of apps) {
+        updateApp.run(
+          reseal({ kind: 'oauth_app', appId: row.id, provider: row.provider, sealed: row.client_secret }),
+          row.id,
+        );
         count++;
       }
       return count;

@@ -96,7 +96,40 @@ export type ConnectionEvent = 'connected' | 'disconnected' | 'refreshed' | 'reap
 /** One sealed value in the store, with what its envelope is bound to (see `resealAll`). */
 export type SealedItem =
   | { kind: 'hash_secret'; version: number; sealed: string }
-  | { kind: 'connection'; scopeId: string; provider: string; connectionId: string; sealed: string };
+  | { kind: 'connection'; scopeId: string; provider: string; connectionId: string; sealed: string }
+  | { kind: 'oauth_app'; appId: string; provider: string; sealed: string };
+
+/** How an organization's consent pages look (3-level mode, its own OAuth app). */
+export interface Branding {
+  displayName?: string;
+  logoUrl?: string;
+  accentColor?: string;
+}
+
+/**
+ * An OAuth app stored by the operator: the default app of a provider (clientId and orgId null), or
+ * an organization's own. Changing an app's credentials supersedes its row with a new one, so
+ * connections keep refreshing with the app that minted them.
+ */
+export interface OAuthAppRecord {
+  id: string;
+  provider: string;
+  clientId: string | null;
+  orgId: string | null;
+  oauthClientId: string;
+  /** Sealed. */
+  clientSecret: string;
+  branding: Branding | null;
+  createdAt: string;
+  supersededAt: string | null;
+}
+
+/** A connection whose access token expires soon, for the refresh scheduler. */
+export interface ExpiringConnection {
+  scope: Scope;
+  provider: string;
+  expiresAt: string;
+}
 
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
@@ -158,6 +191,31 @@ export interface Store {
   purgeExpiredLinks(now: string): Promise<number>;
 
   addConnectionEvent(scope: Scope, provider: string, event: ConnectionEvent, detail?: string): Promise<void>;
+
+  /** Connections (state connected) whose token expires before `before` (ISO time). */
+  listExpiringConnections(before: string): Promise<ExpiringConnection[]>;
+  /**
+   * Replaces a connection's sealed credentials and expiry only if they are still `expected`
+   * (compare-and-set): false means another process refreshed first, so the caller re-reads.
+   */
+  swapConnectionCredentials(
+    scope: Scope,
+    provider: string,
+    expected: string,
+    next: { credentials: string; expiresAt: string | null },
+  ): Promise<boolean>;
+
+  /** Inserts an OAuth app; the current app of the same owner (if any) is superseded at the same time. */
+  putOAuthApp(app: Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>): Promise<void>;
+  /** Updates the branding of an app in place (branding never changes which app minted a token). */
+  setOAuthAppBranding(id: string, branding: Branding | null): Promise<boolean>;
+  /** The owner's current (not superseded) app of a provider. */
+  currentOAuthApp(
+    provider: string,
+    owner: { clientId: string; orgId: string } | null,
+  ): Promise<OAuthAppRecord | undefined>;
+  getOAuthApp(id: string): Promise<OAuthAppRecord | undefined>;
+  listOAuthApps(): Promise<OAuthAppRecord[]>;
 
   /**
    * Replaces every sealed value with `reseal(item)` in ONE transaction (master-key rotation): either

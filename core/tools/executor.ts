@@ -18,6 +18,11 @@ import { textResult } from './types.js';
 export interface ProviderAccess {
   credentials: Readonly<Record<string, string>>;
   fields: Readonly<Record<string, string>>;
+  /**
+   * New credentials after the provider refused these with a 401 (an OAuth2 token revoked or
+   * expired early): the call is sent once more with them. Absent when nothing can be renewed.
+   */
+  renew?: () => Promise<ProviderAccess>;
 }
 
 /** A raw request to a provider (credential checks, identity, plugins), relative to its base URL. */
@@ -78,20 +83,7 @@ export class Executor {
       }
       const built = buildRequest(tool.request, args, this.baseUrl(provider, tool.request.server, access));
       if (!built.ok) return textResult(`Cannot call ${tool.name}: ${built.message}.`, true);
-      const request = this.authorize(provider, built.request, access);
-      if (plugin?.onRequest) {
-        const outgoing = {
-          method: request.method,
-          url: new URL(request.url),
-          headers: request.headers,
-          ...(request.body !== undefined ? { body: request.body } : {}),
-        };
-        await plugin.onRequest(outgoing, this.pluginContext(provider, plugin, access, signal));
-        request.url = outgoing.url.toString();
-        if (outgoing.body === undefined) delete request.body;
-        else request.body = outgoing.body;
-      }
-      const response = await this.deps.outbound.send({ ...request, ...(signal ? { signal } : {}) });
+      const response = await this.transmit(provider, built.request, access, { signal, plugin });
       const shaped = plugin?.shapeResponse
         ? await plugin.shapeResponse(
             pluginResponse(response),
@@ -133,16 +125,57 @@ export class Executor {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(request.form).toString();
     }
-    const authorized = this.authorize(
+    return this.transmit(
       provider,
       { method: request.method, url, headers, ...(body !== undefined ? { body } : {}) },
       access,
+      {
+        signal,
+        timeoutMs: request.timeoutMs,
+      },
     );
-    return this.deps.outbound.send({
-      ...authorized,
-      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-      ...(signal ? { signal } : {}),
-    });
+  }
+
+  /**
+   * Authorizes and sends a request; when the provider answers 401 and the access can be renewed
+   * (an OAuth2 token), sends it once more with the renewed credentials.
+   */
+  private async transmit(
+    provider: ProviderEntry,
+    unsigned: UpstreamRequest,
+    access: ProviderAccess,
+    options: {
+      signal?: AbortSignal | undefined;
+      timeoutMs?: number | undefined;
+      plugin?: ProviderPlugin | undefined;
+    },
+  ): Promise<OutboundResponse> {
+    const attempt = async (current: ProviderAccess): Promise<OutboundResponse> => {
+      const request = this.authorize(provider, unsigned, current);
+      if (options.plugin?.onRequest) {
+        const outgoing = {
+          method: request.method,
+          url: new URL(request.url),
+          headers: request.headers,
+          ...(request.body !== undefined ? { body: request.body } : {}),
+        };
+        await options.plugin.onRequest(
+          outgoing,
+          this.pluginContext(provider, options.plugin, current, options.signal),
+        );
+        request.url = outgoing.url.toString();
+        if (outgoing.body === undefined) delete request.body;
+        else request.body = outgoing.body;
+      }
+      return this.deps.outbound.send({
+        ...request,
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    };
+    const response = await attempt(access);
+    if (response.status !== 401 || !access.renew) return response;
+    return attempt(await access.renew());
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
 import type { CatalogSnapshot, CompiledTool, ProviderEntry } from '../catalog/types.js';
+import { ReapprovalNeededError, TemporaryRefreshError, type OAuthFlows } from '../connections/oauth.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Scope } from '../store/types.js';
 import type { Executor, ProviderAccess } from './executor.js';
@@ -20,11 +21,25 @@ export async function visibleProviders(
     .map((p) => p.id);
 }
 
+/** The re-approval message: what happened and a fresh link to approve again. */
+async function reapproval(oauth: OAuthFlows, scope: Scope, provider: ProviderEntry): Promise<CallToolResult> {
+  const link = await oauth.startLink(scope, provider);
+  const how =
+    'url' in link
+      ? `Ask the user to open this link to approve access again (it works once, for 10 minutes):\n${link.url}`
+      : link.error;
+  return textResult(
+    `The ${provider.displayName} connection must be re-approved: its access was revoked or expired for good. ${how}\nThe connection keeps its settings; once approved, call the tool again.`,
+    true,
+  );
+}
+
 /**
  * Runs a provider tool for a caller with that scope's connection. Without a connection, or with one
- * that must be re-approved, the result says what to do instead of calling the provider.
+ * that must be re-approved, the result says what to do instead of calling the provider. OAuth2
+ * tokens are refreshed before they expire, and once more after a provider's 401.
  */
-export function providerToolRunner(connections: ConnectionService, executor: Executor) {
+export function providerToolRunner(connections: ConnectionService, executor: Executor, oauth: OAuthFlows) {
   return async (
     caller: Caller,
     provider: ProviderEntry,
@@ -49,12 +64,22 @@ export function providerToolRunner(connections: ConnectionService, executor: Exe
         true,
       );
     }
-    if (found.record.state === 'reapproval_needed') {
-      return textResult(
-        `The ${provider.displayName} connection must be re-approved. Call connect_provider with provider "${provider.id}" for a reconnect link.`,
-        true,
-      );
+    if (found.record.state === 'reapproval_needed') return reapproval(oauth, caller.scope, provider);
+    try {
+      const access =
+        provider.auth.kind === 'oauth2'
+          ? await oauth.fresh(caller.scope, provider, found.record, found.access)
+          : found.access;
+      return await executor.run(provider, tool, args, access, signal);
+    } catch (error) {
+      if (error instanceof ReapprovalNeededError) return reapproval(oauth, caller.scope, provider);
+      if (error instanceof TemporaryRefreshError) {
+        return textResult(
+          `${provider.displayName} could not renew its access just now (${error.message}). This is temporary: try the call again in a minute.`,
+          true,
+        );
+      }
+      throw error;
     }
-    return executor.run(provider, tool, args, found.access, signal);
   };
 }

@@ -1,5 +1,6 @@
 import type { Caller } from '../auth/caller.js';
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
+import type { OAuthFlows } from '../connections/oauth.js';
 import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
 import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
 import { textResult, type SystemTool } from './types.js';
@@ -11,6 +12,7 @@ export interface SystemToolDeps {
   catalog: { readonly current: CatalogSnapshot };
   store: Store;
   connections: ConnectionService;
+  oauth: OAuthFlows;
   /** Public base URL, for one-time links. */
   baseUrl: string;
   reportSink?: ReportSink;
@@ -186,9 +188,17 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
       if (kind === 'none')
         return textResult(`${provider.displayName} needs no connection: its tools are available already.`);
       if (kind === 'oauth2') {
+        const link = await deps.oauth.startLink(caller.scope, provider);
+        if ('error' in link) return textResult(link.error, true);
+        const scopes = deps.oauth.scopesOf(provider);
+        elicitUrl?.(
+          `Open this page to connect ${provider.displayName} and approve access in your browser.`,
+          link.url,
+        );
         return textResult(
-          `${provider.displayName} connects with OAuth2, which this gateway does not support yet.`,
-          true,
+          `To connect ${provider.displayName}, ask the user to open this link and approve access in the browser:\n${link.url}\n` +
+            `It works once and expires in ${Math.round(LINK_TTL_MS / 60_000)} minutes. The user approves ${provider.displayName} access` +
+            `${scopes.length > 0 ? ` with these permissions: ${scopes.join(', ')}` : ''}. Once approved, ${provider.displayName}'s tools appear in the tool list.`,
         );
       }
       if (args.credentials === undefined) {
@@ -236,7 +246,13 @@ function disconnectProvider(deps: SystemToolDeps): SystemTool {
     async handler(args, { caller }) {
       const id = args.provider as string;
       const provider = deps.catalog.current.providers.get(id);
+      // Read the credential before deleting it: an OAuth2 token is revoked at the provider after.
+      const found =
+        provider?.auth.kind === 'oauth2'
+          ? await deps.connections.access(caller.scope, id).catch(() => undefined)
+          : undefined;
       const removed = await deps.connections.disconnect(caller.scope, id);
+      if (removed && provider && found) await deps.oauth.revoke(provider, found.record, found.access);
       const name = provider?.displayName ?? id;
       if (!removed)
         return provider ? textResult(`${name} was not connected here; nothing to do.`) : unknownProvider(id);

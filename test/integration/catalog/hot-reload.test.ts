@@ -1,5 +1,6 @@
 import { EventEmitter, once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogReport } from '../../../core/catalog/index.js';
@@ -55,13 +56,14 @@ beforeAll(async () => {
     body: JSON.stringify({ at: req.url }),
     headers: { 'content-type': 'application/json' },
   }));
-  tg = await startGateway({
-    TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
-    TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url,
-  });
+  // The manifest is in place before the gateway starts: no watcher event from setting up.
+  const initial = join(mkdtempSync(join(tmpdir(), 'toolgate-weather-')), 'weather.yaml');
+  writeFileSync(initial, manifest());
+  tg = await startGateway(
+    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url },
+    { manifestFiles: [initial] },
+  );
   file = join(tg.manifestsDir, 'weather.yaml');
-  writeFileSync(file, manifest());
-  await tg.gateway.reloadCatalog();
   const { key } = await tg.key('client');
   client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
   await client.watchToolsChanged(() => {

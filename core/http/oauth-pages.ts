@@ -1,0 +1,113 @@
+import type { FastifyInstance } from 'fastify';
+import type { OAuthFlows } from '../connections/oauth.js';
+import type { Branding, Scope } from '../store/types.js';
+import { html, page, sendPage, type Html } from './html.js';
+
+const GONE = page(
+  'Link expired',
+  html`<h1>This link has expired or was already used</h1>
+    <p>
+      Links to connect a provider work once and for ten minutes. Ask your agent to connect the provider again
+      for a new link.
+    </p>`,
+);
+
+/** The organization's name and logo above a page, when it brought its own OAuth app. */
+function brandHeader(branding: Branding | null): Html {
+  if (!branding?.displayName && !branding?.logoUrl) return html``;
+  return html`<div class="brand">
+    ${branding.logoUrl ? html`<img src="${branding.logoUrl}" alt="" />` : ''}<strong
+      >${branding.displayName ?? ''}</strong
+    >
+  </div>`;
+}
+
+function branded(title: string, branding: Branding | null, body: Html): string {
+  return page(title, html`${brandHeader(branding)}${body}`, branding?.accentColor);
+}
+
+function who(scope: Scope): string {
+  if (scope.userId === null) return 'your account';
+  return scope.orgId === null ? `user ${scope.userId}` : `user ${scope.userId} of ${scope.orgId}`;
+}
+
+/**
+ * The OAuth pages: `/oauth/start/<token>` says what the user will approve and sends them to the
+ * provider (the link is used up on that step, not by a mere visit); `/oauth/callback` is the one
+ * redirect URI of every provider. Both carry the organization's branding when its own app is used.
+ */
+export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
+  app.get<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
+    const info = await oauth.startInfo(request.params.token);
+    if (!info) return sendPage(reply, 410, GONE);
+    const { provider, branding, scopes } = info;
+    const org = branding?.displayName;
+    return sendPage(
+      reply,
+      200,
+      branded(
+        `Connect ${provider.displayName}`,
+        branding,
+        html`<h1>Connect ${provider.displayName}${org ? html` for ${org}` : ''}</h1>
+          <p>${provider.description}</p>
+          <p>
+            You will be sent to ${provider.displayName} to approve access for
+            ${who(info.scope)}${scopes.length > 0 ? html` with these permissions:` : '.'}
+          </p>
+          ${
+            scopes.length > 0
+              ? html`<ul>
+                  ${scopes.map((s) => html`<li><code>${s}</code></li>`)}
+                </ul>`
+              : ''
+          }
+          <p class="muted">
+            The tokens are stored encrypted and used only for the calls your agent makes through this gateway.
+          </p>
+          <form method="post" action="/oauth/start/${request.params.token}">
+            <button type="submit">Continue to ${provider.displayName}</button>
+          </form>`,
+      ),
+    );
+  });
+
+  app.post<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
+    const location = await oauth.begin(request.params.token);
+    if (!location) return sendPage(reply, 410, GONE);
+    return reply
+      .code(303)
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .redirect(location);
+  });
+
+  app.get('/oauth/callback', async (request, reply) => {
+    const outcome = await oauth.callback(request.query as Record<string, unknown>);
+    if (!outcome.ok) {
+      return sendPage(
+        reply,
+        outcome.status,
+        branded(
+          outcome.title,
+          outcome.branding,
+          html`<h1>${outcome.title}</h1>
+            <p>${outcome.message}</p>`,
+        ),
+      );
+    }
+    const name = outcome.provider.displayName;
+    return sendPage(
+      reply,
+      200,
+      branded(
+        `${name} connected`,
+        outcome.branding,
+        html`<h1 class="ok">${name} is connected</h1>
+          <p>
+            ${outcome.account ? html`Connected as <strong>${outcome.account}</strong>. ` : ''}You can close
+            this window and return to your agent: ${name}'s tools are available now.
+          </p>`,
+      ),
+    );
+  });
+}
