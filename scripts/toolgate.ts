@@ -9,6 +9,7 @@ import { KeyService } from '../core/auth/key-service.js';
 import { KEY_TYPES, type KeyType } from '../core/auth/keys.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { Gateway, MASTER_KEY_WARNING, openCore } from '../core/gateway.js';
+import { OAuthApps } from '../core/connections/oauth-apps.js';
 import { rotateMasterKey } from '../core/master-key.js';
 
 /**
@@ -26,6 +27,11 @@ const USAGE = `Usage: toolgate <command>
   catalog validate [DIR]                          check every manifest (default: the manifests dir); exit 1 on errors
   catalog reload                                  make the running server reload its catalog now, and print the report
   master-key rotate                               re-encrypt every stored secret under a new master key
+  oauth-app set PROVIDER --client-id ID [--org ORG_ID --client NAME] [--name N --logo URL --accent #RRGGBB]
+                                                  set the operator's (or an organization's) OAuth app; the
+                                                  client secret is read from standard input or
+                                                  TOOLGATE_OAUTH_CLIENT_SECRET, never from the command line
+  oauth-app list                                  the OAuth apps, never their secrets
 
 Settings come from the environment (TOOLGATE_*); see README.md.`;
 
@@ -216,6 +222,91 @@ async function catalogCommand(config: Config, args: string[]): Promise<void> {
   throw new UsageError(`Unknown catalog command: ${sub ?? '(none)'}`);
 }
 
+async function readSecret(): Promise<string> {
+  const fromEnv = process.env.TOOLGATE_OAUTH_CLIENT_SECRET;
+  if (fromEnv) return fromEnv.trim();
+  if (process.stdin.isTTY)
+    throw new UsageError('pipe the client secret on standard input, or set TOOLGATE_OAUTH_CLIENT_SECRET');
+  let input = '';
+  for await (const chunk of process.stdin) input += (chunk as Buffer).toString();
+  const secret = input.split('\n', 1)[0]!.trim();
+  if (secret === '') throw new UsageError('the client secret on standard input is empty');
+  return secret;
+}
+
+async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const core = await openCore(config);
+  try {
+    const apps = new OAuthApps(core.store, core.keyring, config);
+    if (sub === 'list') {
+      const records = await core.store.listOAuthApps();
+      const clients = new Map((await core.store.listClients()).map((c) => [c.id, c.name]));
+      for (const app of records) {
+        const owner =
+          app.clientId === null
+            ? 'operator default'
+            : `client=${clients.get(app.clientId) ?? app.clientId} org_id=${app.orgId ?? ''}`;
+        process.stdout.write(
+          `${app.id}\t${app.provider}\t${owner}\tclient_id=${app.oauthClientId}\tcreated=${app.createdAt}\t${app.supersededAt === null ? 'current' : `superseded ${app.supersededAt}`}${app.branding?.displayName ? `\tbranding=${app.branding.displayName}` : ''}\n`,
+        );
+      }
+      if (records.length === 0)
+        process.stdout.write(
+          'No OAuth apps stored (apps may also come from TOOLGATE_PROVIDER_<ID>_CLIENT_ID/_CLIENT_SECRET).\n',
+        );
+      return;
+    }
+    if (sub !== 'set') throw new UsageError(`Unknown oauth-app command: ${sub ?? '(none)'}`);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        'client-id': { type: 'string' },
+        org: { type: 'string' },
+        client: { type: 'string' },
+        name: { type: 'string' },
+        logo: { type: 'string' },
+        accent: { type: 'string' },
+      },
+    });
+    const provider = positionals[0];
+    if (!provider || !/^[a-z][a-z0-9-]{1,30}$/.test(provider))
+      throw new UsageError('oauth-app set needs the provider id');
+    const oauthClientId = values['client-id']?.trim();
+    if (!oauthClientId) throw new UsageError('oauth-app set needs --client-id');
+    if ((values.org === undefined) !== (values.client === undefined))
+      throw new UsageError('--org and --client go together (an organization of a client)');
+    if (values.accent !== undefined && !/^#[0-9a-fA-F]{6}$/.test(values.accent))
+      throw new UsageError('--accent is a colour like #1a73e8');
+    if (values.logo !== undefined && !/^https:\/\//.test(values.logo))
+      throw new UsageError('--logo is an https:// URL');
+    let owner: { clientId: string; orgId: string } | null = null;
+    if (values.client !== undefined && values.org !== undefined) {
+      const client = await core.store.findClientByName(values.client);
+      if (!client) throw new UsageError(`No client named "${values.client}" (see toolgate keys list)`);
+      owner = { clientId: client.id, orgId: values.org };
+    }
+    const branding = {
+      ...(values.name !== undefined ? { displayName: values.name } : {}),
+      ...(values.logo !== undefined ? { logoUrl: values.logo } : {}),
+      ...(values.accent !== undefined ? { accentColor: values.accent } : {}),
+    };
+    const id = await apps.set(
+      provider,
+      owner,
+      { clientId: oauthClientId, clientSecret: await readSecret() },
+      Object.keys(branding).length > 0 ? branding : null,
+    );
+    process.stdout.write(
+      `Stored ${id}: the ${owner ? `OAuth app of organization ${owner.orgId}` : 'default OAuth app'} for ${provider}. ` +
+        `Its redirect URI is ${config.baseUrl}/oauth/callback. Existing connections keep refreshing with the app that minted them.\n`,
+    );
+  } finally {
+    await core.store.close();
+  }
+}
+
 async function rotateCommand(config: Config): Promise<void> {
   const core = await openCore(config);
   try {
@@ -254,6 +345,8 @@ async function main(argv: string[]): Promise<void> {
       return reportsCommand(config, rest);
     case 'catalog':
       return catalogCommand(config, rest);
+    case 'oauth-app':
+      return oauthAppCommand(config, rest);
     case 'master-key':
       if (rest[0] !== 'rotate') throw new UsageError(`Unknown master-key command: ${rest[0] ?? '(none)'}`);
       return rotateCommand(config);
