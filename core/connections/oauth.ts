@@ -29,6 +29,8 @@ export type CallbackOutcome =
 /** What the consent start page shows before sending the user to the provider. */
 export interface StartInfo {
   provider: ProviderEntry;
+  /** Where the start page's form leads (the provider's authorization server). */
+  authorizationOrigin: string;
   scope: Scope;
   scopes: string[];
   branding: Branding | null;
@@ -166,7 +168,13 @@ export class OAuthFlows {
       (JSON.parse(link.payload ?? '{}') as { app: string }).app,
       provider.id,
     );
-    return { provider, scope: link.scope, scopes: this.scopesOf(provider), branding: app?.branding ?? null };
+    return {
+      provider,
+      authorizationOrigin: new URL(oauthEndpoints(provider, this.deps.config).authorizationUrl).origin,
+      scope: link.scope,
+      scopes: this.scopesOf(provider),
+      branding: app?.branding ?? null,
+    };
   }
 
   /** Uses the link: records a fresh `state` (and PKCE verifier) and returns the provider's consent URL. */

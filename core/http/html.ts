@@ -58,7 +58,13 @@ export function page(title: string, body: Html, accent?: string): string {
  * Sends a page with headers for pages that carry one-time tokens: nothing cached, no referrer
  * (the token is in the URL), no framing, no script.
  */
-export function sendPage(reply: FastifyReply, status: number, document: string): FastifyReply {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  document: string,
+  /** Origins a form of this page may lead to besides this one (a form posted here may redirect there). */
+  formTargets: readonly string[] = [],
+): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -67,7 +73,7 @@ export function sendPage(reply: FastifyReply, status: number, document: string):
     .header('x-frame-options', 'DENY')
     .header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; frame-ancestors 'none'",
+      `default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'${formTargets.map((o) => ` ${o}`).join('')}; frame-ancestors 'none'`,
     )
     .send(document);
 }

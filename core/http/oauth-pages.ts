@@ -40,7 +40,7 @@ export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
   app.get<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
     const info = await oauth.startInfo(request.params.token);
     if (!info) return sendPage(reply, 410, GONE);
-    const { provider, branding, scopes } = info;
+    const { provider, branding, scopes, authorizationOrigin } = info;
     const org = branding?.displayName;
     return sendPage(
       reply,
@@ -68,6 +68,8 @@ export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
             <button type="submit">Continue to ${provider.displayName}</button>
           </form>`,
       ),
+      // The form's answer redirects to the provider: CSP form-action must allow that origin.
+      [authorizationOrigin],
     );
   });
 

@@ -186,18 +186,22 @@ function messageFromJson(value: unknown): string | undefined {
     description ??
     stringField(value, 'detail') ??
     stringField(value, 'title');
-  const details = Array.isArray(errors)
-    ? errors
-        .slice(0, 3)
-        .map((item) =>
-          typeof item === 'string'
-            ? item
-            : isRecord(item)
-              ? (stringField(item, 'message') ?? stringField(item, 'detail'))
-              : undefined,
-        )
-        .filter((item): item is string => item !== undefined && item !== main)
-    : [];
+  // Lists of details: `errors: [{message}]`, Jira's `errorMessages: [...]` and `errors: {field: text}`.
+  const listed = [
+    ...(Array.isArray(errors) ? errors : []),
+    ...(Array.isArray(value.errorMessages) ? value.errorMessages : []),
+    ...(isRecord(errors) ? Object.entries(errors).map(([field, text]) => (typeof text === 'string' ? `${field}: ${text}` : undefined)) : []),
+  ];
+  const details = listed
+    .slice(0, 3)
+    .map((item) =>
+      typeof item === 'string'
+        ? item
+        : isRecord(item)
+          ? (stringField(item, 'message') ?? stringField(item, 'detail'))
+          : undefined,
+    )
+    .filter((item): item is string => item !== undefined && item !== main);
   if (main === undefined) return details.length > 0 ? details.join('; ') : undefined;
   return details.length > 0 ? `${main} (${details.join('; ')})` : main;
 }

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runToolgate, spawnToolgate } from '../../helpers/cli.js';
 import { connect, SYSTEM_TOOLS } from '../../helpers/clients.js';
+import { freePort } from '../../helpers/gateway.js';
 
 let dataDir: string;
 beforeEach(() => {
@@ -13,14 +13,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** Starts `toolgate serve`, resolves once it listens, with everything it printed so far. */
 async function serve(env: Record<string, string>) {

@@ -287,3 +287,20 @@ describe('outbound failures', () => {
     );
   });
 });
+
+describe("Jira's error shapes", () => {
+  it('reads errorMessages and the per-field errors object', () => {
+    const tool = { provider: 'jira', inputSchema: { type: 'object' } };
+    const response = (body: unknown) => ({
+      status: 400,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify(body)),
+      truncated: false,
+      url: 'https://api.atlassian.com/x',
+    });
+    const listed = responseResult(tool, response({ errorMessages: ['Issue does not exist or you do not have permission to see it.'], errors: {} }));
+    expect(listed.content[0]).toMatchObject({ text: expect.stringContaining('Issue does not exist') as unknown });
+    const fields = responseResult(tool, response({ errorMessages: [], errors: { summary: 'You must specify a summary of the issue.' } }));
+    expect(fields.content[0]).toMatchObject({ text: expect.stringContaining('summary: You must specify a summary') as unknown });
+  });
+});
