@@ -187,10 +187,14 @@ function messageFromJson(value: unknown): string | undefined {
     stringField(value, 'detail') ??
     stringField(value, 'title');
   // Lists of details: `errors: [{message}]`, Jira's `errorMessages: [...]` and `errors: {field: text}`.
-  const listed = [
-    ...(Array.isArray(errors) ? errors : []),
-    ...(Array.isArray(value.errorMessages) ? value.errorMessages : []),
-    ...(isRecord(errors) ? Object.entries(errors).map(([field, text]) => (typeof text === 'string' ? `${field}: ${text}` : undefined)) : []),
+  const listed: unknown[] = [
+    ...(Array.isArray(errors) ? (errors as unknown[]) : []),
+    ...(Array.isArray(value.errorMessages) ? (value.errorMessages as unknown[]) : []),
+    ...(isRecord(errors)
+      ? Object.entries(errors).map(([field, text]) =>
+          typeof text === 'string' ? `${field}: ${text}` : undefined,
+        )
+      : []),
   ];
   const details = listed
     .slice(0, 3)
