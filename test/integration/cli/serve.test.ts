@@ -13,7 +13,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-
 /** Starts `toolgate serve`, resolves once it listens, with everything it printed so far. */
 async function serve(env: Record<string, string>) {
   const child = spawnToolgate(['serve'], env);

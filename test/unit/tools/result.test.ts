@@ -298,9 +298,22 @@ describe("Jira's error shapes", () => {
       truncated: false,
       url: 'https://api.atlassian.com/x',
     });
-    const listed = responseResult(tool, response({ errorMessages: ['Issue does not exist or you do not have permission to see it.'], errors: {} }));
-    expect(listed.content[0]).toMatchObject({ text: expect.stringContaining('Issue does not exist') as unknown });
-    const fields = responseResult(tool, response({ errorMessages: [], errors: { summary: 'You must specify a summary of the issue.' } }));
-    expect(fields.content[0]).toMatchObject({ text: expect.stringContaining('summary: You must specify a summary') as unknown });
+    const listed = responseResult(
+      tool,
+      response({
+        errorMessages: ['Issue does not exist or you do not have permission to see it.'],
+        errors: {},
+      }),
+    );
+    expect(listed.content[0]).toMatchObject({
+      text: expect.stringContaining('Issue does not exist') as unknown,
+    });
+    const fields = responseResult(
+      tool,
+      response({ errorMessages: [], errors: { summary: 'You must specify a summary of the issue.' } }),
+    );
+    expect(fields.content[0]).toMatchObject({
+      text: expect.stringContaining('summary: You must specify a summary') as unknown,
+    });
   });
 });

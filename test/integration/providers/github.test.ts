@@ -1,0 +1,271 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Received } from '../../helpers/receiver.js';
+import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+
+const TOKEN = 'gho_16C7e42F292c6912E7710c838347Ae178B4a';
+const DOCS = 'https://docs.github.com/rest';
+const RESET_IN = 120;
+
+const octocat = {
+  login: 'octocat',
+  id: 583231,
+  type: 'User',
+  html_url: 'https://github.com/octocat',
+  avatar_url: 'https://avatars.githubusercontent.com/u/583231?v=4',
+  site_admin: false,
+};
+const issue = {
+  id: 1801234567,
+  node_id: 'I_kwDOAbCdEf5rT1xY',
+  number: 1347,
+  title: 'Found a bug',
+  state: 'open',
+  state_reason: null,
+  body: "I'm having a problem with this.",
+  user: octocat,
+  labels: [
+    { id: 208045946, name: 'bug', color: 'f29513', description: "Something isn't working", default: true },
+  ],
+  assignees: [],
+  milestone: null,
+  locked: false,
+  comments: 0,
+  html_url: 'https://github.com/octo-org/api/issues/1347',
+  repository_url: 'https://api.github.com/repos/octo-org/api',
+  created_at: '2025-04-14T16:00:49Z',
+  updated_at: '2025-04-14T16:00:49Z',
+  closed_at: null,
+  author_association: 'MEMBER',
+};
+
+/** A loopback api.github.com: token, media type, API version and User-Agent checked; GitHub's shapes. */
+function github(req: Received): Answer {
+  const error = (status: number, message: string, docs: string, extra: object = {}, headers = {}) =>
+    jsonAnswer(
+      status,
+      { message, documentation_url: `${DOCS}${docs}`, status: String(status), ...extra },
+      headers,
+    );
+  if (req.headers.authorization !== `Bearer ${TOKEN}`) return error(401, 'Bad credentials', '');
+  if (
+    req.headers.accept !== 'application/vnd.github+json' ||
+    req.headers['x-github-api-version'] !== '2022-11-28'
+  )
+    return error(415, 'Unsupported media type or API version', '');
+  if (!req.headers['user-agent'])
+    return error(
+      403,
+      'Request forbidden by administrative rules. Please make sure your request has a User-Agent header',
+      '',
+    );
+  switch (`${req.method} ${req.url}`) {
+    case 'GET /repos/octo-org/api/issues?state=open&labels=bug%2Cui&sort=updated&per_page=5':
+      return jsonAnswer(200, [issue]);
+    case 'POST /repos/octo-org/api/issues':
+      return jsonAnswer(201, { ...issue, number: 1348, title: 'Crash on ünïcode input' });
+    case 'GET /repos/octo-org/api/issues/1347':
+      return jsonAnswer(200, issue);
+    case 'GET /repos/octo-org/api/issues/9999':
+      return error(404, 'Not Found', '/issues/issues#get-an-issue');
+    case 'GET /repos/octo-org/api/contents/docs%2FREADME.md?ref=main':
+      return jsonAnswer(200, {
+        type: 'file',
+        encoding: 'base64',
+        size: 13,
+        name: 'README.md',
+        path: 'docs/README.md',
+        content: 'IyBBUEkgZG9jcwo=\n',
+        sha: '3d21ec53a331a6f037a91c368710b99387d012c1',
+        url: 'https://api.github.com/repos/octo-org/api/contents/docs/README.md?ref=main',
+        html_url: 'https://github.com/octo-org/api/blob/main/docs/README.md',
+        download_url: 'https://raw.githubusercontent.com/octo-org/api/main/docs/README.md',
+      });
+    case 'POST /repos/octo-org/api/pulls':
+      return error(422, 'Validation Failed', '/pulls/pulls#create-a-pull-request', {
+        errors: [{ resource: 'PullRequest', code: 'custom', message: 'No commits between main and main' }],
+      });
+    case 'PUT /repos/octo-org/api/pulls/42/merge':
+      return jsonAnswer(200, {
+        sha: '6dcb09b5b57875f334f61aebed695e2e4193db5e',
+        merged: true,
+        message: 'Pull Request successfully merged',
+      });
+    case 'GET /search/issues?q=repo%3Aocto-org%2Fapi%20is%3Aissue%20is%3Aopen%20label%3Abug&sort=created&order=asc':
+      return error(
+        403,
+        'API rate limit exceeded for user ID 583231.',
+        '/overview/rate-limits-for-the-rest-api',
+        {},
+        {
+          'x-ratelimit-limit': '30',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + RESET_IN),
+          'x-ratelimit-resource': 'search',
+        },
+      );
+    default:
+      return error(404, `Not Found: ${req.method} ${req.url}`, '');
+  }
+}
+
+let gh: SeededOAuthProvider;
+
+beforeAll(async () => {
+  gh = await seedOAuthProvider({
+    provider: 'github',
+    accessToken: TOKEN,
+    account: 'octocat',
+    respond: github,
+  });
+});
+afterAll(async () => {
+  await gh.close();
+});
+
+describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
+  it('lists the curated GitHub tools, grouped in categories, with its rate limits', async () => {
+    const names = (await gh.client.listToolNames()).filter((n) => n.startsWith('github_'));
+    expect(names.sort()).toEqual([
+      'github_issues_create',
+      'github_issues_create_comment',
+      'github_issues_get',
+      'github_issues_list_comments',
+      'github_issues_list_for_repo',
+      'github_issues_update',
+      'github_pulls_create',
+      'github_pulls_get',
+      'github_pulls_list',
+      'github_pulls_list_files',
+      'github_pulls_merge',
+      'github_repos_get',
+      'github_repos_get_content',
+      'github_repos_list_for_authenticated_user',
+      'github_search_code',
+      'github_search_issues_and_pull_requests',
+      'github_search_repos',
+      'github_users_get_authenticated',
+    ]);
+    const inspected = (await gh.client.callTool('inspect_provider', { provider: 'github' })).content[0]!
+      .text!;
+    expect(inspected).toContain('connected as octocat');
+    expect(inspected).toContain('5,000 requests per hour per user token');
+    expect(inspected).toMatch(/Pull requests — List, read, open and merge pull requests/);
+  });
+
+  it('lists issues with only the filters given (no defaults sent) and the headers GitHub requires', async () => {
+    const result = await gh.client.callTool('github_issues_list_for_repo', {
+      owner: 'octo-org',
+      repo: 'api',
+      state: 'open',
+      labels: 'bug,ui',
+      sort: 'updated',
+      per_page: 5,
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('"number": 1347');
+    const [sent] = gh.sent();
+    expect(sent).toMatchObject({
+      method: 'GET',
+      url: '/repos/octo-org/api/issues?state=open&labels=bug%2Cui&sort=updated&per_page=5',
+      body: '',
+    });
+    expect(sent!.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN}`,
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+      'user-agent': 'toolgate',
+    });
+  });
+
+  it('opens an issue with a JSON body and returns it as structured content', async () => {
+    const result = await gh.client.callTool('github_issues_create', {
+      owner: 'octo-org',
+      repo: 'api',
+      title: 'Crash on ünïcode input',
+      body: 'Steps:\n1. Paste `ü`',
+      labels: ['bug'],
+      assignees: ['octocat'],
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('"html_url": "https://github.com/octo-org/api/issues/1347"');
+    const [sent] = gh.sent();
+    expect(sent).toMatchObject({ method: 'POST', url: '/repos/octo-org/api/issues' });
+    expect(sent!.headers['content-type']).toBe('application/json');
+    expect(jsonBody(sent)).toEqual({
+      title: 'Crash on ünïcode input',
+      body: 'Steps:\n1. Paste `ü`',
+      labels: ['bug'],
+      assignees: ['octocat'],
+    });
+  });
+
+  it('reads a file by path, its slashes percent-encoded as Octokit sends them', async () => {
+    const result = await gh.client.callTool('github_repos_get_content', {
+      owner: 'octo-org',
+      repo: 'api',
+      path: 'docs/README.md',
+      ref: 'main',
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('"content": "IyBBUEkgZG9jcwo=\\n"');
+    expect(gh.sent()[0]).toMatchObject({
+      method: 'GET',
+      url: '/repos/octo-org/api/contents/docs%2FREADME.md?ref=main',
+    });
+  });
+
+  it('merges a pull request with a PUT and the chosen merge method', async () => {
+    const result = await gh.client.callTool('github_pulls_merge', {
+      owner: 'octo-org',
+      repo: 'api',
+      pull_number: 42,
+      merge_method: 'squash',
+      commit_title: 'Fix parser (#42)',
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('Pull Request successfully merged');
+    const [sent] = gh.sent();
+    expect(sent).toMatchObject({ method: 'PUT', url: '/repos/octo-org/api/pulls/42/merge' });
+    expect(jsonBody(sent)).toEqual({ commit_title: 'Fix parser (#42)', merge_method: 'squash' });
+  });
+
+  it("passes GitHub's 404 and 422 messages on", async () => {
+    const missing = await gh.client.callTool('github_issues_get', {
+      owner: 'octo-org',
+      repo: 'api',
+      issue_number: 9999,
+    });
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0]!.text).toMatch(
+      /^github returned HTTP 404 Not Found: Not Found\nCheck the identifiers/,
+    );
+
+    const invalid = await gh.client.callTool('github_pulls_create', {
+      owner: 'octo-org',
+      repo: 'api',
+      title: 'Nothing to merge',
+      head: 'main',
+      base: 'main',
+    });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.content[0]!.text).toContain(
+      'HTTP 422 Unprocessable Entity: Validation Failed (No commits between main and main)',
+    );
+    expect(jsonBody(gh.sent()[1])).toEqual({ title: 'Nothing to merge', head: 'main', base: 'main' });
+  });
+
+  it("reads GitHub's rate-limit 403 as a rate limit and says when to retry", async () => {
+    const result = await gh.client.callTool('github_search_issues_and_pull_requests', {
+      q: 'repo:octo-org/api is:issue is:open label:bug',
+      sort: 'created',
+      order: 'asc',
+    });
+    expect(result.isError).toBe(true);
+    const text = result.content[0]!.text!;
+    expect(text).toContain('HTTP 403 Forbidden: API rate limit exceeded for user ID 583231.');
+    const wait = Number(/github is rate limiting these calls: retry after (\d+) seconds/.exec(text)?.[1]);
+    expect(wait).toBeGreaterThan(RESET_IN - 5);
+    expect(wait).toBeLessThanOrEqual(RESET_IN);
+    gh.sent();
+  });
+});

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLUGINS } from '../../../plugins/index.js';
+import type { Received } from '../../helpers/receiver.js';
+import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+
+const TOKEN = 'lin_oauth_8f2c1d9e7b6a5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d';
+const ISSUE = {
+  id: '9cfb482a-81e3-4154-b5b9-2c805e70a02d',
+  identifier: 'ENG-123',
+  title: 'Login fails with SSO',
+  priorityLabel: 'High',
+  url: 'https://linear.app/acme/issue/ENG-123/login-fails-with-sso',
+  updatedAt: '2026-03-04T16:20:00.000Z',
+  state: { name: 'In Progress', type: 'started' },
+  assignee: { id: 'a1b2c3d4-0000-4000-8000-000000000002', name: 'Ada Lovelace' },
+  team: { key: 'ENG' },
+};
+const DONE_STATE = 'f4a3c1de-0000-4000-8000-000000000009';
+// Epoch milliseconds, as Linear sends its reset headers.
+const RESET_AT = '4102444800000';
+
+/** The operation name of a GraphQL document: `query SearchIssues(...)` -> SearchIssues. */
+function operation(req: Received): string {
+  const { query } = jsonBody(req) as { query: string };
+  return /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? '';
+}
+
+/** A loopback Linear GraphQL API: POST /graphql with a bearer token; data or errors in Linear's shapes. */
+function linear(req: Received): Answer {
+  if (req.method !== 'POST' || req.url !== '/graphql') return { status: 404, body: 'Not Found' };
+  if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+    return jsonAnswer(401, {
+      errors: [
+        {
+          message: 'Authentication required, not authenticated',
+          extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR' },
+        },
+      ],
+    });
+  }
+  const { variables } = jsonBody(req) as { variables: Record<string, unknown> };
+  switch (operation(req)) {
+    case 'SearchIssues':
+      return jsonAnswer(200, {
+        data: {
+          searchIssues: { nodes: [ISSUE], pageInfo: { hasNextPage: true, endCursor: 'c2VhcmNoOjI1' } },
+        },
+      });
+    case 'UpdateIssue':
+      return jsonAnswer(200, {
+        data: {
+          issueUpdate: {
+            success: true,
+            issue: { ...ISSUE, state: { id: DONE_STATE, name: 'Done', type: 'completed' } },
+          },
+        },
+      });
+    case 'Issue':
+      return variables.id === 'ENG-999'
+        ? jsonAnswer(200, {
+            data: null,
+            errors: [
+              {
+                message: 'Entity not found: Issue',
+                path: ['issue'],
+                extensions: {
+                  type: 'invalid input',
+                  code: 'INPUT_ERROR',
+                  userPresentableMessage: 'Could not find referenced Issue.',
+                },
+              },
+            ],
+          })
+        : jsonAnswer(200, { data: { issue: ISSUE } });
+    case 'Teams':
+      return jsonAnswer(
+        400,
+        { errors: [{ message: 'Rate limit exceeded', extensions: { code: 'RATELIMITED' } }] },
+        { 'x-ratelimit-requests-remaining': '0', 'x-ratelimit-requests-reset': RESET_AT },
+      );
+    default:
+      return jsonAnswer(400, { errors: [{ message: `Unknown operation ${operation(req)}` }] });
+  }
+}
+
+let linearApi: SeededOAuthProvider;
+
+beforeAll(async () => {
+  linearApi = await seedOAuthProvider({
+    provider: 'linear',
+    accessToken: TOKEN,
+    account: 'ada@acme.test',
+    respond: linear,
+    plugins: PLUGINS,
+  });
+});
+afterAll(async () => {
+  await linearApi.close();
+});
+
+describe('Linear (GraphQL plugin) over /mcp/ with a seeded OAuth connection', () => {
+  it('offers the plugin tools once the OAuth connection exists', async () => {
+    expect(await linearApi.client.listToolNames()).toEqual(
+      expect.arrayContaining([
+        'linear_search_issues',
+        'linear_get_issue',
+        'linear_create_issue',
+        'linear_update_issue',
+        'linear_list_teams',
+        'linear_viewer',
+      ]),
+    );
+  });
+
+  it('searches issues with one GraphQL POST carrying the bearer token', async () => {
+    const result = await linearApi.client.callTool('linear_search_issues', {
+      query: 'sso login',
+      team: 'eng',
+      stateType: 'started',
+      first: 10,
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('ENG-123');
+    expect(result.content[0]!.text).toContain(
+      'call linear_search_issues again with the same arguments and after: "c2VhcmNoOjI1"',
+    );
+    const [sent] = linearApi.sent();
+    expect(sent).toMatchObject({ method: 'POST', url: '/graphql' });
+    expect(sent!.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+    });
+    const { query, variables } = jsonBody(sent) as { query: string; variables: unknown };
+    expect(query).toMatch(
+      /^query SearchIssues\(\$term: String!, \$filter: IssueFilter, \$first: Int, \$after: String\)/,
+    );
+    expect(variables).toEqual({
+      term: 'sso login',
+      first: 10,
+      filter: { team: { key: { eqIgnoreCase: 'eng' } }, state: { type: { eq: 'started' } } },
+    });
+  });
+
+  it('moves an issue to another workflow state with the issueUpdate mutation', async () => {
+    const result = await linearApi.client.callTool('linear_update_issue', {
+      id: 'ENG-123',
+      stateId: DONE_STATE,
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toMatch(/^Issue ENG-123 updated\./);
+    const { query, variables } = jsonBody(linearApi.sent()[0]) as { query: string; variables: unknown };
+    expect(query).toMatch(/^mutation UpdateIssue\(\$id: String!, \$input: IssueUpdateInput!\)/);
+    expect(variables).toEqual({ id: 'ENG-123', input: { stateId: DONE_STATE } });
+  });
+
+  it("passes Linear's presentable error message on", async () => {
+    const result = await linearApi.client.callTool('linear_get_issue', { id: 'ENG-999' });
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toContain(
+      'Linear rejected the request: Could not find referenced Issue.',
+    );
+    expect((jsonBody(linearApi.sent()[0]) as { variables: unknown }).variables).toEqual({ id: 'ENG-999' });
+  });
+
+  it('reports RATELIMITED with the time its reset header names', async () => {
+    const result = await linearApi.client.callTool('linear_list_teams', {});
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toContain(
+      `Linear is rate limiting this connection: retry after ${new Date(Number(RESET_AT)).toISOString()}`,
+    );
+    const [sent] = linearApi.sent();
+    expect(operation(sent!)).toBe('Teams');
+    expect((jsonBody(sent) as { variables: unknown }).variables).toEqual({ first: 25 });
+  });
+});

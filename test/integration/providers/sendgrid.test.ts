@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Received } from '../../helpers/receiver.js';
+import {
+  jsonAnswer,
+  jsonBody,
+  startLoopbackProvider,
+  type Answer,
+  type LoopbackProvider,
+} from './helpers.js';
+
+const KEY = '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';
+const UNVERIFIED_SENDER =
+  'The from address does not match a verified Sender Identity. Mail cannot be sent until this error is resolved.';
+
+/** SendGrid's error shape: {errors: [{message, field, help}]}. */
+function sendgridError(status: number, message: string, field: string | null = null, headers = {}): Answer {
+  return jsonAnswer(status, { errors: [{ message, field, help: null }] }, headers);
+}
+
+/** A loopback SendGrid v3 API. */
+function sendgrid(req: Received): Answer {
+  if (req.headers.authorization !== `Bearer ${KEY}`) return sendgridError(401, 'authorization required');
+  const route = `${req.method} ${req.url}`;
+  if (route === 'GET /v3/scopes') return jsonAnswer(200, { scopes: ['mail.send', 'marketing.read'] });
+  if (route === 'GET /v3/user/email') return jsonAnswer(200, { email: 'ops@acme.test' });
+  if (route === 'POST /v3/mail/send') {
+    const body = JSON.parse(req.body) as { from: { email: string } };
+    if (body.from.email !== 'support@acme.test') return sendgridError(403, UNVERIFIED_SENDER, 'from');
+    return { status: 202, headers: { 'x-message-id': 'W86EgYT6SQKk0lRflfLRsA' } };
+  }
+  if (route === 'GET /v3/templates?generations=dynamic&page_size=10')
+    return jsonAnswer(200, {
+      result: [
+        {
+          id: 'd-13b8f94fbcae4ec6b75270d6cb59f932',
+          name: 'Welcome',
+          generation: 'dynamic',
+          updated_at: '2026-03-01 10:00:00',
+          versions: [{ id: '8aefe0ee-f12b-4575-b5b7-c97e21cb36f3', name: 'v1', active: 1 }],
+        },
+      ],
+      _metadata: { self: 'https://api.sendgrid.com/v3/templates?page_size=10', count: 1 },
+    });
+  if (route === 'POST /v3/marketing/contacts/search')
+    return jsonAnswer(200, {
+      result: [
+        {
+          id: 'ca4b4a34-8c4a-4a5e-9f0a-5d1f7b7b2e11',
+          email: 'ann@example.com',
+          list_ids: [],
+          created_at: '2026-02-01T10:00:00Z',
+          updated_at: '2026-02-01T10:00:00Z',
+        },
+      ],
+      contact_count: 1,
+    });
+  if (req.method === 'GET' && req.url.startsWith('/v3/stats?'))
+    return sendgridError(429, 'too many requests', null, {
+      'x-ratelimit-limit': '150',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 30),
+    });
+  return sendgridError(404, `no route for ${route}`);
+}
+
+let p: LoopbackProvider;
+
+beforeAll(async () => {
+  p = await startLoopbackProvider({ provider: 'sendgrid', respond: sendgrid });
+});
+afterAll(() => p.close());
+
+describe('sendgrid through /mcp/', () => {
+  it('refuses a key SendGrid rejects, and a region that does not exist', async () => {
+    const wrong = await p.client.callTool('connect_provider', {
+      provider: 'sendgrid',
+      credentials: { api_key: 'SG.wrong.key' },
+    });
+    expect(wrong.content[0]!.text).toMatch(
+      /SendGrid refused the credential \(HTTP 401: authorization required\)/,
+    );
+    const region = await p.client.callTool('connect_provider', {
+      provider: 'sendgrid',
+      credentials: { api_key: KEY },
+      fields: { region: 'us' },
+    });
+    expect(region.content[0]!.text).toContain('fields.region must be one of global, eu.');
+    expect(p.sent().map((r) => r.url)).toEqual(['/v3/scopes']);
+  });
+
+  it('connects (EU region) after GET /v3/scopes and names the account from /v3/user/email', async () => {
+    const connected = await p.client.callTool('connect_provider', {
+      provider: 'sendgrid',
+      credentials: { api_key: KEY },
+      fields: { region: 'eu' },
+    });
+    expect(connected.content[0]!.text).toContain('Connected SendGrid as ops@acme.test');
+    const [verify, identity] = p.sent();
+    expect(verify).toMatchObject({ method: 'GET', url: '/v3/scopes' });
+    expect(verify!.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(identity).toMatchObject({ method: 'GET', url: '/v3/user/email' });
+  });
+
+  it('sends mail as {personalizations, from, subject, content} and reports the 202', async () => {
+    const mail = {
+      personalizations: [{ to: [{ email: 'ann@example.com', name: 'Ann' }], subject: 'Your order' }],
+      from: { email: 'support@acme.test', name: 'Acme Support' },
+      content: [{ type: 'text/plain', value: 'It has shipped.' }],
+      categories: ['orders'],
+    };
+    const sent = await p.client.callTool('sendgrid_send_email', mail);
+    expect(sent.isError).toBeFalsy();
+    expect(sent.content[0]!.text).toBe('Done (HTTP 202).');
+    const [request] = p.sent();
+    expect(request).toMatchObject({ method: 'POST', url: '/v3/mail/send' });
+    expect(request!.headers['content-type']).toBe('application/json');
+    expect(jsonBody(request)).toEqual(mail);
+  });
+
+  it('passes SendGrid’s own explanation of a refused send to the agent', async () => {
+    const refused = await p.client.callTool('sendgrid_send_email', {
+      personalizations: [{ to: [{ email: 'ann@example.com' }] }],
+      from: { email: 'nobody@elsewhere.test' },
+      subject: 'Hi',
+      content: [{ type: 'text/plain', value: 'Hi' }],
+    });
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toContain(`sendgrid returned HTTP 403 Forbidden: ${UNVERIFIED_SENDER}`);
+    expect(jsonBody(p.sent()[0])).toMatchObject({ from: { email: 'nobody@elsewhere.test' }, subject: 'Hi' });
+  });
+
+  it('lists dynamic templates and searches contacts with SGQL', async () => {
+    const templates = await p.client.callTool('sendgrid_list_templates', {
+      generations: 'dynamic',
+      page_size: 10,
+    });
+    expect(templates.content[0]!.text).toContain('d-13b8f94fbcae4ec6b75270d6cb59f932');
+    const found = await p.client.callTool('sendgrid_search_contacts', { query: "email LIKE 'ann%'" });
+    expect(found.content[0]!.text).toContain('ann@example.com');
+    const [list, search] = p.sent();
+    expect(list).toMatchObject({ method: 'GET', url: '/v3/templates?generations=dynamic&page_size=10' });
+    expect(search).toMatchObject({ method: 'POST', url: '/v3/marketing/contacts/search' });
+    expect(jsonBody(search)).toEqual({ query: "email LIKE 'ann%'" });
+  });
+
+  it('turns a 429 into a wait computed from X-RateLimit-Reset', async () => {
+    const limited = await p.client.callTool('sendgrid_get_stats', { start_date: '2026-11-01' });
+    expect(limited.isError).toBe(true);
+    expect(limited.content[0]!.text).toMatch(
+      /HTTP 429 Too Many Requests: too many requests\nsendgrid is rate limiting these calls: retry after (29|30) seconds/,
+    );
+    expect(p.sent()[0]!.url).toBe('/v3/stats?start_date=2026-11-01');
+  });
+});

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLUGINS } from '../../../plugins/index.js';
+import type { Received } from '../../helpers/receiver.js';
+import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+
+const TOKEN = 'xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx';
+
+/** A loopback Slack Web API: bearer token, GET query or JSON POST, answers in Slack's shapes. */
+function slack(req: Received): Answer {
+  if (req.headers.authorization !== `Bearer ${TOKEN}`)
+    return jsonAnswer(200, { ok: false, error: 'invalid_auth' });
+  const [path, query = ''] = req.url.split('?');
+  const params = new URLSearchParams(query);
+  switch (`${req.method} ${path}`) {
+    case 'GET /conversations.list':
+      return jsonAnswer(200, {
+        ok: true,
+        channels: [
+          {
+            id: 'C012AB3CD',
+            name: 'general',
+            is_private: false,
+            is_archived: false,
+            is_member: true,
+            num_members: 42,
+          },
+          { id: 'C061EG9SL', name: 'launch-plan', is_private: true, is_archived: false, is_member: true },
+        ],
+        response_metadata: { next_cursor: 'dGVhbTpDMDYxRkE1UEI=' },
+      });
+    case 'POST /chat.postMessage': {
+      const body = JSON.parse(req.body) as { channel: string; text: string };
+      if (body.channel === 'C0LIMITED')
+        return jsonAnswer(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '30' });
+      return jsonAnswer(200, {
+        ok: true,
+        channel: body.channel,
+        ts: '1712345678.000200',
+        message: { type: 'message', user: 'U0BOT1234', text: body.text, ts: '1712345678.000200' },
+      });
+    }
+    case 'GET /conversations.history':
+      return params.get('channel') === 'C0MISSING'
+        ? jsonAnswer(200, { ok: false, error: 'channel_not_found' })
+        : jsonAnswer(200, { ok: true, messages: [], has_more: false });
+    case 'GET /users.lookupByEmail':
+      return jsonAnswer(200, {
+        ok: false,
+        error: 'missing_scope',
+        needed: 'users:read.email',
+        provided: 'channels:read,chat:write',
+      });
+    default:
+      return jsonAnswer(404, { ok: false, error: 'unknown_method' });
+  }
+}
+
+let slackApi: SeededOAuthProvider;
+
+beforeAll(async () => {
+  slackApi = await seedOAuthProvider({
+    provider: 'slack',
+    accessToken: TOKEN,
+    account: 'Acme Workspace',
+    respond: slack,
+    plugins: PLUGINS,
+  });
+});
+afterAll(async () => {
+  await slackApi.close();
+});
+
+describe('Slack over /mcp/ with a seeded OAuth connection', () => {
+  it('offers the Slack tools and the connected workspace', async () => {
+    expect(await slackApi.client.listToolNames()).toEqual(
+      expect.arrayContaining([
+        'slack_list_channels',
+        'slack_get_channel_history',
+        'slack_get_thread_replies',
+        'slack_post_message',
+        'slack_update_message',
+        'slack_add_reaction',
+        'slack_lookup_user_by_email',
+        'slack_auth_test',
+      ]),
+    );
+    const inspected = (await slackApi.client.callTool('inspect_provider', { provider: 'slack' })).content[0]!
+      .text!;
+    expect(inspected).toContain('connected as Acme Workspace');
+    expect(inspected).toContain('conversations.history and conversations.replies once a minute');
+  });
+
+  it('lists channels with a GET, the query Slack documents and the bearer token', async () => {
+    const result = await slackApi.client.callTool('slack_list_channels', {
+      types: ['public_channel', 'private_channel'],
+      exclude_archived: true,
+      limit: 2,
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('launch-plan');
+    const [sent] = slackApi.sent();
+    expect(sent).toMatchObject({
+      method: 'GET',
+      url: '/conversations.list?types=public_channel,private_channel&exclude_archived=true&limit=2',
+      body: '',
+    });
+    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('posts a threaded reply as JSON with the charset Slack asks for', async () => {
+    const result = await slackApi.client.callTool('slack_post_message', {
+      channel: 'C012AB3CD',
+      text: 'Deploy *finished* :tada:',
+      thread_ts: '1712345600.000100',
+    });
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]!.text).toContain('1712345678.000200');
+    const [sent] = slackApi.sent();
+    expect(sent).toMatchObject({ method: 'POST', url: '/chat.postMessage' });
+    expect(sent!.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(jsonBody(sent)).toEqual({
+      channel: 'C012AB3CD',
+      text: 'Deploy *finished* :tada:',
+      thread_ts: '1712345600.000100',
+    });
+  });
+
+  it('turns an HTTP 200 {ok: false} into an error that explains the code', async () => {
+    const result = await slackApi.client.callTool('slack_get_channel_history', { channel: 'C0MISSING' });
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(
+      /no channel with that ID.*slack_list_channels.*"channel_not_found"/s,
+    );
+    expect(slackApi.sent()[0]!.url).toBe('/conversations.history?channel=C0MISSING');
+  });
+
+  it('names the scope a refused method needs', async () => {
+    const result = await slackApi.client.callTool('slack_lookup_user_by_email', { email: 'ada@acme.test' });
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(/"missing_scope".*It needs users:read\.email.*connect_provider/s);
+    expect(slackApi.sent()[0]!.url).toBe('/users.lookupByEmail?email=ada%40acme.test');
+  });
+
+  it("relays Slack's 429 with its Retry-After", async () => {
+    const result = await slackApi.client.callTool('slack_post_message', { channel: 'C0LIMITED', text: 'hi' });
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(/"ratelimited".*Retry after 30 seconds/s);
+    expect(jsonBody(slackApi.sent()[0])).toEqual({ channel: 'C0LIMITED', text: 'hi' });
+  });
+});
