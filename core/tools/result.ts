@@ -44,6 +44,8 @@ const PAGING_ARGUMENTS = [
   'maxResults',
 ];
 const PROVIDER_MESSAGE_MAX = 300;
+const GOOGLE_RATE_LIMIT =
+  /"(?:reason|status)"\s*:\s*"(?:rateLimitExceeded|userRateLimitExceeded|RESOURCE_EXHAUSTED)"/;
 // Credentials shorter than this are not searched for: blanking "1234" would garble unrelated text.
 const SECRET_MIN_LENGTH = 6;
 
@@ -122,12 +124,14 @@ function providerErrorResult(
     `${provider} returned HTTP ${status}${reason === undefined ? '' : ` ${reason}`}${said === undefined ? '.' : `: ${said}`}`,
   ];
 
-  // GitHub answers 403, not 429, when a rate limit is hit: remaining 0, or a Retry-After.
+  // GitHub answers 403, not 429, when a rate limit is hit (remaining 0, or a Retry-After); Google
+  // answers 403 with a reason such as rateLimitExceeded, or RESOURCE_EXHAUSTED.
   const rateLimited =
     status === 429 ||
     (status === 403 &&
       (headerValue(headers, 'x-ratelimit-remaining') === '0' ||
-        headerValue(headers, 'retry-after') !== undefined));
+        headerValue(headers, 'retry-after') !== undefined ||
+        GOOGLE_RATE_LIMIT.test(response.body.toString('utf8', 0, 4096))));
   const wait = retryAfterSeconds(headers);
   const retry =
     wait === undefined ? 'wait before retrying' : `retry after ${wait} ${wait === 1 ? 'second' : 'seconds'}`;
@@ -202,7 +206,12 @@ function messageFromJson(value: unknown): string | undefined {
       typeof item === 'string'
         ? item
         : isRecord(item)
-          ? (stringField(item, 'message') ?? stringField(item, 'detail'))
+          ? (stringField(item, 'message') ??
+            stringField(item, 'detail') ??
+            // GitHub's validation errors: {resource, field, code} without a message.
+            (stringField(item, 'field') !== undefined && stringField(item, 'code') !== undefined
+              ? `${stringField(item, 'field')!}: ${stringField(item, 'code')!}`
+              : undefined))
           : undefined,
     )
     .filter((item): item is string => item !== undefined && item !== main);

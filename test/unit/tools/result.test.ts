@@ -317,3 +317,40 @@ describe("Jira's error shapes", () => {
     });
   });
 });
+
+describe('GitHub and Google error details', () => {
+  const tool = { provider: 'acme', inputSchema: { type: 'object' } };
+  const response = (status: number, body: unknown) => ({
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify(body)),
+    truncated: false,
+    url: 'https://api.example.com/x',
+  });
+
+  it("names GitHub's validation errors by field and code", () => {
+    const result = responseResult(
+      tool,
+      response(422, {
+        message: 'Validation Failed',
+        errors: [{ resource: 'Issue', field: 'title', code: 'missing_field' }],
+      }),
+    );
+    expect(result.content[0]).toMatchObject({
+      text: expect.stringContaining('Validation Failed (title: missing_field)') as unknown,
+    });
+  });
+
+  it("reads Google's 403 rateLimitExceeded as rate limiting, not a permission problem", () => {
+    const body = {
+      error: {
+        code: 403,
+        message: 'Rate Limit Exceeded',
+        errors: [{ reason: 'rateLimitExceeded', message: 'Rate Limit Exceeded' }],
+      },
+    };
+    const text = (responseResult(tool, response(403, body)).content[0] as { text: string }).text;
+    expect(text).toContain('rate limiting');
+    expect(text).not.toContain('lack a permission');
+  });
+});
