@@ -50,9 +50,13 @@ function atPointer(value: unknown, pointer: string): unknown {
 /**
  * A scope's connections: connect (check, verify, store sealed), disconnect (really delete),
  * read credentials for a call, and one-time links for entering a secret outside the model.
- * Emits 'changed' (scope, provider) so the scope's sessions can be told their tools changed.
+ * Emits 'changed' (scope, provider) so the scope's sessions can be told their tools changed, and
+ * 'refreshed' after a token refresh was stored.
  */
-export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, provider: string] }> {
+export class ConnectionService extends EventEmitter<{
+  changed: [scope: Scope, provider: string];
+  refreshed: [scope: Scope, provider: string];
+}> {
   constructor(private readonly deps: ConnectionServiceDeps) {
     super();
   }
@@ -215,7 +219,10 @@ export class ConnectionService extends EventEmitter<{ changed: [scope: Scope, pr
       credentials: sealed,
       expiresAt,
     });
-    if (swapped) await this.deps.store.addConnectionEvent(scope, provider, 'refreshed');
+    if (swapped) {
+      await this.deps.store.addConnectionEvent(scope, provider, 'refreshed');
+      this.emit('refreshed', scope, provider);
+    }
     return swapped;
   }
 
