@@ -126,6 +126,7 @@ export class Gateway {
       keyring,
       apps: this.oauthApps,
       connections: this.connections,
+      executor,
       plugins,
       catalog: this.catalog,
       config,

@@ -5,6 +5,7 @@
 import type { ProviderPlugin } from '../core/plugins/types.js';
 import { discordWebhookPlugin } from './discord-webhook/index.js';
 import { gmailPlugin } from './gmail/index.js';
+import { jiraPlugin } from './jira/index.js';
 import { linearPlugin } from './linear/index.js';
 import { slackWebhookPlugin } from './slack-webhook/index.js';
 import { slackPlugin } from './slack/index.js';
@@ -16,6 +17,7 @@ import { zendeskPlugin } from './zendesk/index.js';
 export const PLUGINS: ProviderPlugin[] = [
   discordWebhookPlugin,
   gmailPlugin,
+  jiraPlugin,
   linearPlugin,
   slackPlugin,
   slackWebhookPlugin,

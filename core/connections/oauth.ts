@@ -7,9 +7,10 @@ import type { Config } from '../config.js';
 import type { Keyring } from '../keyring.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { Branding, ConnectionRecord, Scope, Store } from '../store/types.js';
-import type { ProviderAccess } from '../tools/executor.js';
+import type { Executor, ProviderAccess } from '../tools/executor.js';
 import { oauthEndpoints, type OAuthApps, type ResolvedApp } from './oauth-apps.js';
 import type { ConnectionService } from './service.js';
+import { checkFields } from './validate.js';
 
 /** A refresh failed for good (invalid_grant, revoked, app gone): the user must approve again. */
 export class ReapprovalNeededError extends Error {
@@ -41,6 +42,7 @@ export interface OAuthFlowsDeps {
   keyring: Keyring;
   apps: OAuthApps;
   connections: ConnectionService;
+  executor: Executor;
   plugins: PluginRegistry;
   catalog: { readonly current: { providers: ReadonlyMap<string, ProviderEntry> } };
   config: Config;
@@ -63,8 +65,13 @@ const DEFINITIVE_ERRORS = new Set([
   'access_denied',
 ]);
 
-interface StatePayload {
+/** What a consent link carries: the app that will mint the tokens, and fields the user gave. */
+interface LinkPayload {
   app: string;
+  fields?: Record<string, string>;
+}
+
+interface StatePayload extends LinkPayload {
   /** PKCE verifier, sealed (the state row must not hold it in clear). */
   verifier: string | null;
 }
@@ -142,7 +149,11 @@ export class OAuthFlows {
   }
 
   /** A one-time consent link for this scope, bound to the app that will mint its tokens. */
-  async startLink(scope: Scope, provider: ProviderEntry): Promise<{ url: string } | { error: string }> {
+  async startLink(
+    scope: Scope,
+    provider: ProviderEntry,
+    fields: Record<string, string> = {},
+  ): Promise<{ url: string } | { error: string }> {
     const app = await this.deps.apps.forScope(provider, scope);
     if (!app) {
       return {
@@ -153,7 +164,7 @@ export class OAuthFlows {
       scope,
       provider.id,
       'oauth',
-      JSON.stringify({ app: app.id }),
+      JSON.stringify({ app: app.id, fields } satisfies LinkPayload),
     );
     return { url: `${this.deps.config.baseUrl}/oauth/start/${token}` };
   }
@@ -184,12 +195,13 @@ export class OAuthFlows {
       link?.purpose === 'oauth' ? this.deps.catalog.current.providers.get(link.provider) : undefined;
     if (!link || !provider || provider.spec.auth.kind !== 'oauth2') return undefined;
     const auth = provider.spec.auth;
-    const appId = (JSON.parse(link.payload ?? '{}') as { app: string }).app;
-    const app = await this.deps.apps.byId(appId, provider.id);
+    const given = JSON.parse(link.payload ?? '{}') as LinkPayload;
+    const app = await this.deps.apps.byId(given.app, provider.id);
     if (!app) return undefined;
     const verifier = auth.pkce === true ? randomBytes(32).toString('base64url') : null;
     const payload: StatePayload = {
       app: app.id,
+      ...(given.fields ? { fields: given.fields } : {}),
       verifier: verifier && this.deps.keyring.seal(Buffer.from(verifier), STATE_PURPOSE, provider.id, app.id),
     };
     const { token: state } = await this.deps.connections.createLink(
@@ -302,8 +314,35 @@ export class OAuthFlows {
         `${provider.displayName} did not complete the sign-in`,
         'The token response carried no access token. Nothing was stored.',
       );
+    // Fields: a reconnect keeps the connection's settings; new ones come from the link and from
+    // what the provider tells (a plugin's discoverFields), and must pass the manifest's checks.
     const existing = await this.deps.store.getConnection(link.scope, provider.id);
-    const access: ProviderAccess = { credentials, fields: existing?.fields ?? {} };
+    const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
+    let fields: Record<string, string> = { ...(existing?.fields ?? {}), ...(payload.fields ?? {}) };
+    if (plugin?.discoverFields) {
+      try {
+        fields = {
+          ...fields,
+          ...(await plugin.discoverFields(
+            this.deps.executor.pluginContext(provider, plugin, { credentials, fields }),
+          )),
+        };
+      } catch (error) {
+        return fail(
+          502,
+          `${provider.displayName} did not complete the sign-in`,
+          `${(error as Error).message} Nothing was stored.`,
+        );
+      }
+    }
+    const checked = checkFields(provider, fields);
+    if (!checked.ok)
+      return fail(
+        400,
+        `${provider.displayName} needs more settings`,
+        `${checked.message} Nothing was stored.`,
+      );
+    const access: ProviderAccess = { credentials, fields: checked.value };
     const account = await this.deps.connections.accountOf(provider, access);
     await this.deps.connections.store(link.scope, provider.id, access, account, {
       oauthApp: app.id,

@@ -37,6 +37,11 @@ export interface ProviderPlugin extends PluginDeclaration {
   tools?: PluginTool[];
   /** Adjusts a compiled tool's outgoing request (after auth injection) before it is sent. */
   onRequest?(request: PluginOutboundRequest, ctx: PluginContext): void | Promise<void>;
+  /**
+   * After OAuth consent, before the connection is stored: connection fields the provider can tell
+   * (a Jira site's cloud id), merged over those the user gave.
+   */
+  discoverFields?(ctx: PluginContext): Promise<Record<string, string>>;
   /** Checks a credential at connect time, replacing the manifest's `verify`. */
   checkCredential?(ctx: PluginContext): Promise<CredentialCheck>;
   /**
@@ -73,6 +78,11 @@ export interface PluginHttpRequest {
   method: RequestPlan['method'];
   /** Relative to the bound base URL; `''` is the base URL itself. */
   path: string;
+  /**
+   * An absolute URL instead of `path`, for a call outside the provider's API base (e.g. a
+   * discovery endpoint). It still goes through the outbound guard and carries the connection's auth.
+   */
+  url?: string;
   query?: Record<string, string | number | boolean | undefined>;
   headers?: Record<string, string>;
   /** Sent as `application/json`. At most one of `json` and `form`. */

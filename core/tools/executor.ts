@@ -29,6 +29,8 @@ export interface ProviderAccess {
 export interface ProviderRequest {
   method: RequestPlan['method'];
   path: string;
+  /** An absolute URL used instead of the base URL and `path`. */
+  url?: string;
   query?: Record<string, string | number | boolean | undefined>;
   headers?: Record<string, string>;
   json?: unknown;
@@ -106,8 +108,13 @@ export class Executor {
     request: ProviderRequest,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
-    const base = this.baseUrl(provider, request.server, access);
-    let url = request.path === '' ? base : `${base.replace(/\/+$/, '')}/${request.path.replace(/^\/+/, '')}`;
+    let url: string;
+    if (request.url !== undefined) {
+      url = request.url;
+    } else {
+      const base = this.baseUrl(provider, request.server, access);
+      url = request.path === '' ? base : `${base.replace(/\/+$/, '')}/${request.path.replace(/^\/+/, '')}`;
+    }
     const query = Object.entries(request.query ?? {}).filter(
       (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
     );
@@ -268,8 +275,9 @@ export class Executor {
       fields: access.fields,
       http: {
         request: async (request: PluginHttpRequest) => {
-          const { method, path, query, headers, json, form, timeoutMs } = request;
+          const { method, path, url, query, headers, json, form, timeoutMs } = request;
           const sent: ProviderRequest = { method, path };
+          if (url !== undefined) sent.url = url;
           if (query) sent.query = query;
           if (headers) sent.headers = headers;
           if (json !== undefined) sent.json = json;

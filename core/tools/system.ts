@@ -188,7 +188,11 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
       if (kind === 'none')
         return textResult(`${provider.displayName} needs no connection: its tools are available already.`);
       if (kind === 'oauth2') {
-        const link = await deps.oauth.startLink(caller.scope, provider);
+        const link = await deps.oauth.startLink(
+          caller.scope,
+          provider,
+          (args.fields ?? {}) as Record<string, string>,
+        );
         if ('error' in link) return textResult(link.error, true);
         const scopes = deps.oauth.scopesOf(provider);
         elicitUrl?.(
