@@ -1,12 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  jsonAnswer,
-  jsonBody,
-  startLoopbackProvider,
-  type Answer,
-  type LoopbackProvider,
-} from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'patAbCdEfGhIjKlMn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 const BASE = 'appLkNDICXNqxSDhG';
@@ -51,104 +45,95 @@ function airtable(req: Received): Answer {
   return airtableError(404, 'NOT_FOUND', `Could not find what you are looking for (${route})`);
 }
 
-let p: LoopbackProvider;
-
-beforeAll(async () => {
-  p = await startLoopbackProvider({ provider: 'airtable', respond: airtable });
-});
-afterAll(() => p.close());
+const p = useProviderHarness({ provider: 'airtable', auth: 'connect', answer: airtable });
 
 describe('airtable through /mcp/', () => {
   it('checks the token with /v0/meta/whoami and names the account by its email', async () => {
-    const wrong = await p.client.callTool('connect_provider', {
-      provider: 'airtable',
-      credentials: { api_key: 'patWrong.token' },
-    });
-    expect(wrong.content[0]!.text).toMatch(
-      /Airtable refused the credential \(HTTP 401: Authentication required\)/,
+    const wrong = await p.connectProvider({ api_key: 'patWrong.token' });
+    expect(wrong.text).toMatch(/Airtable refused the credential \(HTTP 401: Authentication required\)/);
+    const connected = await p.connectProvider({ api_key: TOKEN });
+    expect(connected.text).toContain('Connected Airtable as ann@acme.test');
+    p.expectSent(
+      { method: 'GET', url: '/v0/meta/whoami' },
+      { method: 'GET', url: '/v0/meta/whoami', headers: { authorization: `Bearer ${TOKEN}` } },
+      { method: 'GET', url: '/v0/meta/whoami' },
     );
-    const connected = await p.client.callTool('connect_provider', {
-      provider: 'airtable',
-      credentials: { api_key: TOKEN },
-    });
-    expect(connected.content[0]!.text).toContain('Connected Airtable as ann@acme.test');
-    const requests = p.sent();
-    expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([
-      'GET /v0/meta/whoami',
-      'GET /v0/meta/whoami',
-      'GET /v0/meta/whoami',
-    ]);
-    expect(requests[1]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
   it('lists records with a formula, fields and sort in the body of POST …/listRecords', async () => {
-    const listed = await p.client.callTool('airtable_list_records', {
+    const query = {
+      filterByFormula: "{Status} = 'Open'",
+      fields: ['Name', 'Status'],
+      sort: [{ field: 'Name', direction: 'asc' }],
+      pageSize: 50,
+    };
+    const listed = await p.call('airtable_list_records', {
       baseId: BASE,
       tableIdOrName: 'Open tasks',
-      filterByFormula: "{Status} = 'Open'",
-      fields: ['Name', 'Status'],
-      sort: [{ field: 'Name', direction: 'asc' }],
-      pageSize: 50,
+      ...query,
     });
     expect(listed.isError).toBeFalsy();
-    expect(listed.content[0]!.text).toContain('Ship v2');
-    expect(listed.content[0]!.text).toContain('itrHz3bLsXg1vKw2L/rec560UJdUtocSouk');
-    const [sent] = p.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: `/v0/${BASE}/Open%20tasks/listRecords` });
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual({
-      filterByFormula: "{Status} = 'Open'",
-      fields: ['Name', 'Status'],
-      sort: [{ field: 'Name', direction: 'asc' }],
-      pageSize: 50,
+    expect(listed.text).toContain('Ship v2');
+    expect(listed.text).toContain('itrHz3bLsXg1vKw2L/rec560UJdUtocSouk');
+    p.expectSent({
+      method: 'POST',
+      url: `/v0/${BASE}/Open%20tasks/listRecords`,
+      headers: { 'content-type': 'application/json' },
+      json: query,
     });
   });
 
   it('creates records as {records: [{fields}], typecast}', async () => {
-    const created = await p.client.callTool('airtable_create_records', {
+    const created = await p.call('airtable_create_records', {
       baseId: BASE,
       tableIdOrName: 'tblQ4p2mGkHkA2rEp',
       records: [{ fields: { Name: 'Write docs' } }],
       typecast: true,
     });
-    expect(created.content[0]!.text).toContain('recNew0000000001');
-    const [sent] = p.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: `/v0/${BASE}/tblQ4p2mGkHkA2rEp` });
-    expect(jsonBody(sent)).toEqual({ records: [{ fields: { Name: 'Write docs' } }], typecast: true });
+    expect(created.text).toContain('recNew0000000001');
+    p.expectSent({
+      method: 'POST',
+      url: `/v0/${BASE}/tblQ4p2mGkHkA2rEp`,
+      json: { records: [{ fields: { Name: 'Write docs' } }], typecast: true },
+    });
   });
 
   it('passes Airtable’s error messages to the agent', async () => {
-    const invalid = await p.client.callTool('airtable_update_records', {
+    const invalid = await p.call('airtable_update_records', {
       baseId: BASE,
       tableIdOrName: 'tblQ4p2mGkHkA2rEp',
       records: [{ id: 'rec560UJdUtocSouk', fields: { Due: 'next week' } }],
     });
     expect(invalid.isError).toBe(true);
-    expect(invalid.content[0]!.text).toContain(
+    expect(invalid.text).toContain(
       'airtable returned HTTP 422 Unprocessable Entity: Field "Due" cannot accept the provided value',
     );
-    expect(p.sent()[0]).toMatchObject({ method: 'PATCH', url: `/v0/${BASE}/tblQ4p2mGkHkA2rEp` });
+    p.expectSent({
+      method: 'PATCH',
+      url: `/v0/${BASE}/tblQ4p2mGkHkA2rEp`,
+      json: { records: [{ id: 'rec560UJdUtocSouk', fields: { Due: 'next week' } }] },
+    });
 
-    const hidden = await p.client.callTool('airtable_get_record', {
+    const hidden = await p.call('airtable_get_record', {
       baseId: 'appNotShared00000',
       tableIdOrName: 'tblQ4p2mGkHkA2rEp',
       recordId: 'rec560UJdUtocSouk',
     });
     expect(hidden.isError).toBe(true);
-    expect(hidden.content[0]!.text).toMatch(
+    expect(hidden.text).toMatch(
       /HTTP 403 Forbidden: Invalid permissions, or the requested model was not found/,
     );
-    expect(hidden.content[0]!.text).toContain('may lack a permission or scope');
-    expect(p.sent()[0]!.url).toBe('/v0/appNotShared00000/tblQ4p2mGkHkA2rEp/rec560UJdUtocSouk');
+    expect(hidden.text).toContain('may lack a permission or scope');
+    p.expectSent({ method: 'GET', url: '/v0/appNotShared00000/tblQ4p2mGkHkA2rEp/rec560UJdUtocSouk' });
   });
 
   it('refuses an id of the wrong kind before calling Airtable', async () => {
-    const call = p.client.callTool('airtable_get_record', {
+    const call = p.call('airtable_get_record', {
       baseId: 'tblQ4p2mGkHkA2rEp',
       tableIdOrName: 'Tasks',
       recordId: 'rec560UJdUtocSouk',
     });
     await expect(call).rejects.toThrow(/baseId/);
-    expect(p.sent()).toEqual([]);
+    p.expectSent();
   });
 });

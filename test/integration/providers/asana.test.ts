@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = '2/1200000000000001/1207000000000002:0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 const HELP =
@@ -54,38 +54,31 @@ function asana(req: Received): Answer {
   }
 }
 
-let asanaApi: SeededOAuthProvider;
-
-beforeAll(async () => {
-  asanaApi = await seedOAuthProvider({
-    provider: 'asana',
-    accessToken: TOKEN,
-    account: 'ada@acme.test',
-    basePath: '/api/1.0',
-    respond: asana,
-  });
-});
-afterAll(async () => {
-  await asanaApi.close();
+const asanaApi = useProviderHarness({
+  provider: 'asana',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  account: 'ada@acme.test',
+  basePath: '/api/1.0',
+  answer: asana,
 });
 
 describe('Asana over /mcp/ with a seeded OAuth connection', () => {
   it("lists a project's open tasks with opt_fields as one comma-separated value", async () => {
-    const result = await asanaApi.client.callTool('asana_list_tasks', {
+    const result = await asanaApi.call('asana_list_tasks', {
       project: '1204',
       completed_since: 'now',
       limit: 20,
       opt_fields: ['name', 'completed', 'due_on'],
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('Draft launch post');
-    const [sent] = asanaApi.sent();
-    expect(sent).toMatchObject({
+    expect(result.text).toContain('Draft launch post');
+    asanaApi.expectSent({
       method: 'GET',
       url: '/api/1.0/tasks?project=1204&completed_since=now&limit=20&opt_fields=name,completed,due_on',
+      headers: { authorization: `Bearer ${TOKEN}` },
       body: '',
     });
-    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
   it('creates a task with the fields wrapped in data', async () => {
@@ -96,51 +89,56 @@ describe('Asana over /mcp/ with a seeded OAuth connection', () => {
       due_on: '2026-05-01',
       notes: 'Seats 80.',
     };
-    const result = await asanaApi.client.callTool('asana_create_task', { data });
+    const result = await asanaApi.call('asana_create_task', { data });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('https://app.asana.com/0/1204/1206');
-    const [sent] = asanaApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/api/1.0/tasks' });
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual({ data });
+    expect(result.text).toContain('https://app.asana.com/0/1204/1206');
+    asanaApi.expectSent({
+      method: 'POST',
+      url: '/api/1.0/tasks',
+      headers: { 'content-type': 'application/json' },
+      json: { data },
+    });
   });
 
   it('completes a task with a PUT', async () => {
-    const result = await asanaApi.client.callTool('asana_update_task', {
+    const result = await asanaApi.call('asana_update_task', {
       task_gid: '1205',
       data: { completed: true },
     });
     expect(result.isError).toBeFalsy();
-    const [sent] = asanaApi.sent();
-    expect(sent).toMatchObject({ method: 'PUT', url: '/api/1.0/tasks/1205' });
-    expect(jsonBody(sent)).toEqual({ data: { completed: true } });
+    asanaApi.expectSent({ method: 'PUT', url: '/api/1.0/tasks/1205', json: { data: { completed: true } } });
   });
 
   it("passes Asana's own message on when search is not available", async () => {
-    const result = await asanaApi.client.callTool('asana_search_tasks', {
+    const result = await asanaApi.call('asana_search_tasks', {
       workspace_gid: '1100',
       text: 'launch',
       'assignee.any': 'me',
       completed: false,
     });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
+    expect(result.text).toMatch(
       /^asana returned HTTP 402 Payment Required: Search is only available to premium users\./,
     );
-    expect(asanaApi.sent()[0]!.url).toBe(
-      '/api/1.0/workspaces/1100/tasks/search?text=launch&assignee.any=me&completed=false',
-    );
+    asanaApi.expectSent({
+      method: 'GET',
+      url: '/api/1.0/workspaces/1100/tasks/search?text=launch&assignee.any=me&completed=false',
+    });
   });
 
   it("relays Asana's 429 with its Retry-After", async () => {
-    const result = await asanaApi.client.callTool('asana_add_comment', {
+    const result = await asanaApi.call('asana_add_comment', {
       task_gid: '1205',
       data: { text: 'Venue confirmed.' },
     });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
+    expect(result.text).toMatch(
       /Please, be chill\.\nasana is rate limiting these calls: retry after 30 seconds\./,
     );
-    expect(jsonBody(asanaApi.sent()[0])).toEqual({ data: { text: 'Venue confirmed.' } });
+    asanaApi.expectSent({
+      method: 'POST',
+      url: '/api/1.0/tasks/1205/stories',
+      json: { data: { text: 'Venue confirmed.' } },
+    });
   });
 });

@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLUGINS } from '../../../plugins/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  jsonAnswer,
-  jsonBody,
-  startLoopbackProvider,
-  type Answer,
-  type LoopbackProvider,
-} from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const HOOK_PATH = '/api/webhooks/1128004598419894302/tkQ3lN9xW_2bPq-R7sVdY0uZ5mAeCgHiJoKfLrSt';
 const GONE_PATH = '/api/webhooks/1128004598419894399/deletedTokenAbCdEf';
@@ -67,42 +60,23 @@ function discord(req: Received): Answer {
   return jsonAnswer(404, { message: 'Unknown Message', code: 10008 });
 }
 
-let p: LoopbackProvider;
-
-beforeAll(async () => {
-  p = await startLoopbackProvider({
-    provider: 'discord-webhook',
-    kind: 'webhook',
-    respond: discord,
-    plugins: PLUGINS,
-  });
-});
-afterAll(() => p.close());
+const p = useProviderHarness({ provider: 'discord-webhook', auth: 'webhook', answer: discord });
 
 describe('discord-webhook through /mcp/', () => {
   it('checks the URL with Get Webhook with Token, and refuses a deleted webhook or another host', async () => {
-    const gone = await p.client.callTool('connect_provider', {
-      provider: 'discord-webhook',
-      credentials: { webhook_url: `${p.api.url}${GONE_PATH}` },
-    });
-    expect(gone.content[0]!.text).toMatch(
+    const gone = await p.connectProvider({ webhook_url: `${p.api.url}${GONE_PATH}` });
+    expect(gone.text).toMatch(
       /Discord \(webhook\) did not accept the credential check \(HTTP 404: Unknown Webhook\)/,
     );
-    const elsewhere = await p.client.callTool('connect_provider', {
-      provider: 'discord-webhook',
-      credentials: { webhook_url: `https://discord.evil.example${HOOK_PATH}` },
-    });
-    expect(elsewhere.content[0]!.text).toContain('must point at 127.0.0.1, not discord.evil.example');
-    expect(p.sent().map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${GONE_PATH}`]);
+    const elsewhere = await p.connectProvider({ webhook_url: `https://discord.evil.example${HOOK_PATH}` });
+    expect(elsewhere.text).toContain('must point at 127.0.0.1, not discord.evil.example');
+    p.expectSent({ method: 'GET', url: GONE_PATH });
   });
 
   it('connects and names the webhook', async () => {
-    const connected = await p.client.callTool('connect_provider', {
-      provider: 'discord-webhook',
-      credentials: { webhook_url: `${p.api.url}${HOOK_PATH}` },
-    });
-    expect(connected.content[0]!.text).toContain('Connected Discord (webhook) as Deploy bot');
-    expect(p.sent().map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${HOOK_PATH}`, `GET ${HOOK_PATH}`]);
+    const connected = await p.connectProvider({ webhook_url: `${p.api.url}${HOOK_PATH}` });
+    expect(connected.text).toContain('Connected Discord (webhook) as Deploy bot');
+    p.expectSent({ method: 'GET', url: HOOK_PATH }, { method: 'GET', url: HOOK_PATH });
   });
 
   it('posts {content, username, embeds} with ?wait=true and returns the message id', async () => {
@@ -111,57 +85,66 @@ describe('discord-webhook through /mcp/', () => {
       username: 'CI',
       embeds: [{ title: 'v2.3.0', description: 'All green', color: 5814783 }],
     };
-    const posted = await p.client.callTool('discord_webhook_send_message', args);
+    const posted = await p.call('discord_webhook_send_message', args);
     expect(posted.isError).toBeFalsy();
-    expect(posted.content[0]!.text).toContain(MESSAGE.id);
-    const [sent] = p.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: `${HOOK_PATH}?wait=true` });
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual(args);
+    expect(posted.text).toContain(MESSAGE.id);
+    p.expectSent({
+      method: 'POST',
+      url: `${HOOK_PATH}?wait=true`,
+      headers: { 'content-type': 'application/json' },
+      json: args,
+    });
   });
 
   it('edits and deletes the message by id', async () => {
-    const edited = await p.client.callTool('discord_webhook_edit_message', {
+    const edited = await p.call('discord_webhook_edit_message', {
       message_id: MESSAGE.id,
       content: 'Deploy rolled back',
     });
-    expect(edited.content[0]!.text).toContain('Deploy rolled back');
-    const deleted = await p.client.callTool('discord_webhook_delete_message', { message_id: MESSAGE.id });
-    expect(deleted.content[0]!.text).toBe('Done (HTTP 204).');
-    const [patch, del] = p.sent();
-    expect(patch).toMatchObject({ method: 'PATCH', url: `${HOOK_PATH}/messages/${MESSAGE.id}` });
-    expect(jsonBody(patch)).toEqual({ content: 'Deploy rolled back' });
-    expect(del).toMatchObject({ method: 'DELETE', url: `${HOOK_PATH}/messages/${MESSAGE.id}`, body: '' });
+    expect(edited.text).toContain('Deploy rolled back');
+    const deleted = await p.call('discord_webhook_delete_message', { message_id: MESSAGE.id });
+    expect(deleted.text).toBe('Done (HTTP 204).');
+    p.expectSent(
+      {
+        method: 'PATCH',
+        url: `${HOOK_PATH}/messages/${MESSAGE.id}`,
+        json: { content: 'Deploy rolled back' },
+      },
+      { method: 'DELETE', url: `${HOOK_PATH}/messages/${MESSAGE.id}`, body: '' },
+    );
   });
 
   it('surfaces a 429 with Retry-After and {message, retry_after, global} clearly', async () => {
-    const limited = await p.client.callTool('discord_webhook_send_message', { content: 'flood' });
+    const limited = await p.call('discord_webhook_send_message', { content: 'flood' });
     expect(limited.isError).toBe(true);
-    expect(limited.content[0]!.text).toBe(
+    expect(limited.text).toBe(
       'Discord is rate limiting this webhook (it accepts about 2 requests per second): retry after 0.6 seconds. ' +
         'The message was not posted. Discord said: "You are being rate limited."',
     );
-    expect(p.sent()).toHaveLength(1);
+    p.expectSent({ method: 'POST', url: `${HOOK_PATH}?wait=true`, json: { content: 'flood' } });
   });
 
   it('names the fields of a rejected form body', async () => {
-    const invalid = await p.client.callTool('discord_webhook_send_message', {
+    const invalid = await p.call('discord_webhook_send_message', {
       embeds: [{ description: 'far too long for this mock' }],
     });
-    expect(invalid.content[0]!.text).toBe(
+    expect(invalid.text).toBe(
       'Discord rejected the request (HTTP 400): Invalid Form Body (embeds.0.description: Must be 4096 or fewer in length.). ' +
         'Fix the arguments named and try again.',
     );
-    expect(p.sent()).toHaveLength(1);
+    p.expectSent({
+      method: 'POST',
+      url: `${HOOK_PATH}?wait=true`,
+      json: { embeds: [{ description: 'far too long for this mock' }] },
+    });
   });
 
   it('keeps the webhook token out of the webhook it describes, and shows the limit in inspect', async () => {
-    const webhook = await p.client.callTool('discord_webhook_get_webhook', {});
-    expect(webhook.content[0]!.text).toContain('"channel_id": "1100000000000000002"');
-    expect(webhook.content[0]!.text).not.toContain('tkQ3lN9xW');
-    expect(p.sent()).toHaveLength(1);
-    const inspected = (await p.client.callTool('inspect_provider', { provider: 'discord-webhook' }))
-      .content[0]!.text!;
+    const webhook = await p.call('discord_webhook_get_webhook', {});
+    expect(webhook.text).toContain('"channel_id": "1100000000000000002"');
+    expect(webhook.text).not.toContain('tkQ3lN9xW');
+    p.expectSent({ method: 'GET', url: HOOK_PATH });
+    const inspected = await p.inspect();
     expect(inspected).toContain('Limits: About 2 requests per second per webhook');
     expect(inspected).toContain('State here: connected as Deploy bot');
   });

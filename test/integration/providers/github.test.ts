@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'gho_16C7e42F292c6912E7710c838347Ae178B4a';
 const DOCS = 'https://docs.github.com/rest';
@@ -108,18 +108,12 @@ function github(req: Received): Answer {
   }
 }
 
-let gh: SeededOAuthProvider;
-
-beforeAll(async () => {
-  gh = await seedOAuthProvider({
-    provider: 'github',
-    accessToken: TOKEN,
-    account: 'octocat',
-    respond: github,
-  });
-});
-afterAll(async () => {
-  await gh.close();
+const gh = useProviderHarness({
+  provider: 'github',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  account: 'octocat',
+  answer: github,
 });
 
 describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
@@ -145,15 +139,14 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
       'github_search_repos',
       'github_users_get_authenticated',
     ]);
-    const inspected = (await gh.client.callTool('inspect_provider', { provider: 'github' })).content[0]!
-      .text!;
+    const inspected = await gh.inspect();
     expect(inspected).toContain('connected as octocat');
     expect(inspected).toContain('5,000 requests per hour per user token');
     expect(inspected).toMatch(/Pull requests — List, read, open and merge pull requests/);
   });
 
   it('lists issues with only the filters given (no defaults sent) and the headers GitHub requires', async () => {
-    const result = await gh.client.callTool('github_issues_list_for_repo', {
+    const result = await gh.call('github_issues_list_for_repo', {
       owner: 'octo-org',
       repo: 'api',
       state: 'open',
@@ -162,60 +155,52 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
       per_page: 5,
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"number": 1347');
-    const [sent] = gh.sent();
-    expect(sent).toMatchObject({
+    expect(result.text).toContain('"number": 1347');
+    gh.expectSent({
       method: 'GET',
       url: '/repos/octo-org/api/issues?state=open&labels=bug%2Cui&sort=updated&per_page=5',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        accept: 'application/vnd.github+json',
+        'x-github-api-version': '2022-11-28',
+        'user-agent': 'toolgate',
+      },
       body: '',
-    });
-    expect(sent!.headers).toMatchObject({
-      authorization: `Bearer ${TOKEN}`,
-      accept: 'application/vnd.github+json',
-      'x-github-api-version': '2022-11-28',
-      'user-agent': 'toolgate',
     });
   });
 
   it('opens an issue with a JSON body and returns it as structured content', async () => {
-    const result = await gh.client.callTool('github_issues_create', {
-      owner: 'octo-org',
-      repo: 'api',
+    const issue = {
       title: 'Crash on ünïcode input',
       body: 'Steps:\n1. Paste `ü`',
       labels: ['bug'],
       assignees: ['octocat'],
-    });
+    };
+    const result = await gh.call('github_issues_create', { owner: 'octo-org', repo: 'api', ...issue });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"html_url": "https://github.com/octo-org/api/issues/1347"');
-    const [sent] = gh.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/repos/octo-org/api/issues' });
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual({
-      title: 'Crash on ünïcode input',
-      body: 'Steps:\n1. Paste `ü`',
-      labels: ['bug'],
-      assignees: ['octocat'],
+    expect(result.text).toContain('"html_url": "https://github.com/octo-org/api/issues/1347"');
+    gh.expectSent({
+      method: 'POST',
+      url: '/repos/octo-org/api/issues',
+      headers: { 'content-type': 'application/json' },
+      json: issue,
     });
   });
 
   it('reads a file by path, its slashes percent-encoded as Octokit sends them', async () => {
-    const result = await gh.client.callTool('github_repos_get_content', {
+    const result = await gh.call('github_repos_get_content', {
       owner: 'octo-org',
       repo: 'api',
       path: 'docs/README.md',
       ref: 'main',
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"content": "IyBBUEkgZG9jcwo=\\n"');
-    expect(gh.sent()[0]).toMatchObject({
-      method: 'GET',
-      url: '/repos/octo-org/api/contents/docs%2FREADME.md?ref=main',
-    });
+    expect(result.text).toContain('"content": "IyBBUEkgZG9jcwo=\\n"');
+    gh.expectSent({ method: 'GET', url: '/repos/octo-org/api/contents/docs%2FREADME.md?ref=main' });
   });
 
   it('merges a pull request with a PUT and the chosen merge method', async () => {
-    const result = await gh.client.callTool('github_pulls_merge', {
+    const result = await gh.call('github_pulls_merge', {
       owner: 'octo-org',
       repo: 'api',
       pull_number: 42,
@@ -223,24 +208,24 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
       commit_title: 'Fix parser (#42)',
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('Pull Request successfully merged');
-    const [sent] = gh.sent();
-    expect(sent).toMatchObject({ method: 'PUT', url: '/repos/octo-org/api/pulls/42/merge' });
-    expect(jsonBody(sent)).toEqual({ commit_title: 'Fix parser (#42)', merge_method: 'squash' });
+    expect(result.text).toContain('Pull Request successfully merged');
+    gh.expectSent({
+      method: 'PUT',
+      url: '/repos/octo-org/api/pulls/42/merge',
+      json: { commit_title: 'Fix parser (#42)', merge_method: 'squash' },
+    });
   });
 
   it("passes GitHub's 404 and 422 messages on", async () => {
-    const missing = await gh.client.callTool('github_issues_get', {
+    const missing = await gh.call('github_issues_get', {
       owner: 'octo-org',
       repo: 'api',
       issue_number: 9999,
     });
     expect(missing.isError).toBe(true);
-    expect(missing.content[0]!.text).toMatch(
-      /^github returned HTTP 404 Not Found: Not Found\nCheck the identifiers/,
-    );
+    expect(missing.text).toMatch(/^github returned HTTP 404 Not Found: Not Found\nCheck the identifiers/);
 
-    const invalid = await gh.client.callTool('github_pulls_create', {
+    const invalid = await gh.call('github_pulls_create', {
       owner: 'octo-org',
       repo: 'api',
       title: 'Nothing to merge',
@@ -248,24 +233,35 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
       base: 'main',
     });
     expect(invalid.isError).toBe(true);
-    expect(invalid.content[0]!.text).toContain(
+    expect(invalid.text).toContain(
       'HTTP 422 Unprocessable Entity: Validation Failed (No commits between main and main)',
     );
-    expect(jsonBody(gh.sent()[1])).toEqual({ title: 'Nothing to merge', head: 'main', base: 'main' });
+    gh.expectSent(
+      { method: 'GET', url: '/repos/octo-org/api/issues/9999' },
+      {
+        method: 'POST',
+        url: '/repos/octo-org/api/pulls',
+        json: { title: 'Nothing to merge', head: 'main', base: 'main' },
+      },
+    );
   });
 
   it("reads GitHub's rate-limit 403 as a rate limit and says when to retry", async () => {
-    const result = await gh.client.callTool('github_search_issues_and_pull_requests', {
+    const result = await gh.call('github_search_issues_and_pull_requests', {
       q: 'repo:octo-org/api is:issue is:open label:bug',
       sort: 'created',
       order: 'asc',
     });
     expect(result.isError).toBe(true);
-    const text = result.content[0]!.text!;
-    expect(text).toContain('HTTP 403 Forbidden: API rate limit exceeded for user ID 583231.');
-    const wait = Number(/github is rate limiting these calls: retry after (\d+) seconds/.exec(text)?.[1]);
+    expect(result.text).toContain('HTTP 403 Forbidden: API rate limit exceeded for user ID 583231.');
+    const wait = Number(
+      /github is rate limiting these calls: retry after (\d+) seconds/.exec(result.text)?.[1],
+    );
     expect(wait).toBeGreaterThan(RESET_IN - 5);
     expect(wait).toBeLessThanOrEqual(RESET_IN);
-    gh.sent();
+    gh.expectSent({
+      method: 'GET',
+      url: '/search/issues?q=repo%3Aocto-org%2Fapi%20is%3Aissue%20is%3Aopen%20label%3Abug&sort=created&order=asc',
+    });
   });
 });

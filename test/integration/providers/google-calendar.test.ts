@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  googleErrorAnswer,
-  jsonAnswer,
-  jsonBody,
-  seedOAuthProvider,
-  type Answer,
-  type SeededOAuthProvider,
-} from './helpers.js';
+import { googleNotFound, googleRateLimited, useGoogleApi } from './google.js';
+import { jsonAnswer, type Answer } from './helpers.js';
 
 const TOKEN = 'ya29.a0AfB_byC1calendarTestToken0123456789abcdef';
 const TEAM = 'c_8f1f0d2e3a4b5c6d@group.calendar.google.com';
+const TEAM_EVENTS = `/calendar/v3/calendars/${encodeURIComponent(TEAM)}/events`;
 
 const standup = {
   kind: 'calendar#event',
@@ -33,14 +28,8 @@ const standup = {
   eventType: 'default',
 };
 
-/** A loopback Calendar API v3: bearer token checked; Google's resource and error shapes. */
-function calendar(req: Received): Answer {
-  if (req.headers.authorization !== `Bearer ${TOKEN}`)
-    return googleErrorAnswer(401, 'Request had invalid authentication credentials.', {
-      reason: 'authError',
-      status: 'UNAUTHENTICATED',
-    });
-  const events = `/calendar/v3/calendars/${encodeURIComponent(TEAM)}/events`;
+/** A loopback Calendar API v3 (behind googleApi: bearer token, Google's error shape). */
+function calendar(req: Received): Answer | undefined {
   switch (`${req.method} ${req.url}`) {
     case 'GET /calendar/v3/calendars/primary/events?timeMin=2025-03-10T00%3A00%3A00Z&timeMax=2025-03-15T00%3A00%3A00Z&q=standup&singleEvents=true&orderBy=startTime':
       return jsonAnswer(200, {
@@ -52,11 +41,11 @@ function calendar(req: Received): Answer {
         defaultReminders: [{ method: 'popup', minutes: 10 }],
         items: [standup],
       });
-    case `POST ${events}?sendUpdates=all&conferenceDataVersion=1`:
+    case `POST ${TEAM_EVENTS}?sendUpdates=all&conferenceDataVersion=1`:
       return jsonAnswer(200, { ...standup, id: 'q1b2c3d4e5f6g7h8', summary: 'Design review' });
-    case `PATCH ${events}/q1b2c3d4e5f6g7h8?sendUpdates=externalOnly`:
+    case `PATCH ${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=externalOnly`:
       return jsonAnswer(200, { ...standup, id: 'q1b2c3d4e5f6g7h8', summary: 'Design review (moved)' });
-    case `DELETE ${events}/q1b2c3d4e5f6g7h8?sendUpdates=none`:
+    case `DELETE ${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=none`:
       return { status: 204 };
     case 'POST /calendar/v3/calendars/primary/events/quickAdd?text=Lunch%20with%20Ana%20tomorrow%2012%3A30':
       return jsonAnswer(200, { ...standup, id: 'l9u8n7c6h5', summary: 'Lunch with Ana' });
@@ -71,53 +60,35 @@ function calendar(req: Received): Answer {
         },
       });
     case 'GET /calendar/v3/calendars/primary/events/nosuchevent':
-      return googleErrorAnswer(404, 'Not Found', { reason: 'notFound', status: 'NOT_FOUND' });
+      return googleNotFound('Not Found');
     case 'GET /calendar/v3/users/me/calendarList':
-      return googleErrorAnswer(
-        429,
-        'Rate Limit Exceeded',
-        { reason: 'rateLimitExceeded', domain: 'usageLimits', status: 'RESOURCE_EXHAUSTED' },
-        { 'retry-after': '30' },
-      );
-    default:
-      return googleErrorAnswer(400, `Bad Request: ${req.method} ${req.url}`, {
-        reason: 'badRequest',
-        status: 'INVALID_ARGUMENT',
-      });
+      return googleRateLimited('Rate Limit Exceeded', 30);
   }
 }
 
-let gcal: SeededOAuthProvider;
-
-beforeAll(async () => {
-  gcal = await seedOAuthProvider({
-    provider: 'google-calendar',
-    accessToken: TOKEN,
-    account: 'ana@example.com',
-    basePath: '/calendar/v3',
-    respond: calendar,
-  });
-});
-afterAll(async () => {
-  await gcal.close();
+const gcal = useGoogleApi({
+  provider: 'google-calendar',
+  accessToken: TOKEN,
+  account: 'ana@example.com',
+  basePath: '/calendar/v3',
+  route: calendar,
 });
 
 describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
   it('lists events of the primary calendar, expanded and ordered by start time by default', async () => {
-    const result = await gcal.client.callTool('google_calendar_list_events', {
+    const result = await gcal.call('google_calendar_list_events', {
       timeMin: '2025-03-10T00:00:00Z',
       timeMax: '2025-03-15T00:00:00Z',
       q: 'standup',
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"hangoutLink": "https://meet.google.com/abc-defg-hij"');
-    const [sent] = gcal.sent();
-    expect(sent).toMatchObject({
+    expect(result.text).toContain('"hangoutLink": "https://meet.google.com/abc-defg-hij"');
+    gcal.expectSent({
       method: 'GET',
       url: '/calendar/v3/calendars/primary/events?timeMin=2025-03-10T00%3A00%3A00Z&timeMax=2025-03-15T00%3A00%3A00Z&q=standup&singleEvents=true&orderBy=startTime',
+      headers: { authorization: `Bearer ${TOKEN}` },
       body: '',
     });
-    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
   it('creates an event with a Meet link: query parameters in the URL, the event as the JSON body', async () => {
@@ -130,51 +101,57 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
         createRequest: { requestId: 'design-review-0312', conferenceSolutionKey: { type: 'hangoutsMeet' } },
       },
     };
-    const result = await gcal.client.callTool('google_calendar_create_event', {
+    const result = await gcal.call('google_calendar_create_event', {
       calendarId: TEAM,
       ...event,
       sendUpdates: 'all',
       conferenceDataVersion: 1,
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"id": "q1b2c3d4e5f6g7h8"');
-    const [sent] = gcal.sent();
-    expect(sent).toMatchObject({
+    expect(result.text).toContain('"id": "q1b2c3d4e5f6g7h8"');
+    gcal.expectSent({
       method: 'POST',
       url: `/calendar/v3/calendars/c_8f1f0d2e3a4b5c6d%40group.calendar.google.com/events?sendUpdates=all&conferenceDataVersion=1`,
+      headers: { 'content-type': 'application/json' },
+      json: event,
     });
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual(event);
   });
 
   it('patches only the fields given, and deletes with a 204', async () => {
-    const updated = await gcal.client.callTool('google_calendar_update_event', {
+    const updated = await gcal.call('google_calendar_update_event', {
       calendarId: TEAM,
       eventId: 'q1b2c3d4e5f6g7h8',
       summary: 'Design review (moved)',
       sendUpdates: 'externalOnly',
     });
     expect(updated.isError).toBeFalsy();
-    const deleted = await gcal.client.callTool('google_calendar_delete_event', {
+    const deleted = await gcal.call('google_calendar_delete_event', {
       calendarId: TEAM,
       eventId: 'q1b2c3d4e5f6g7h8',
       sendUpdates: 'none',
     });
     expect(deleted).toMatchObject({ content: [{ type: 'text', text: 'Done (HTTP 204).' }] });
-    const [patch, del] = gcal.sent();
-    expect(patch).toMatchObject({ method: 'PATCH' });
-    expect(jsonBody(patch)).toEqual({ summary: 'Design review (moved)' });
-    expect(del).toMatchObject({ method: 'DELETE', body: '' });
+    gcal.expectSent(
+      {
+        method: 'PATCH',
+        url: `${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=externalOnly`,
+        json: { summary: 'Design review (moved)' },
+      },
+      { method: 'DELETE', url: `${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=none`, body: '' },
+    );
   });
 
   it('quick-adds from text sent as a query parameter, with no body', async () => {
-    const result = await gcal.client.callTool('google_calendar_quick_add_event', {
+    const result = await gcal.call('google_calendar_quick_add_event', {
       text: 'Lunch with Ana tomorrow 12:30',
     });
     expect(result.isError).toBeFalsy();
-    const [sent] = gcal.sent();
-    expect(sent).toMatchObject({ method: 'POST', body: '' });
-    expect(sent!.headers['content-type']).toBeUndefined();
+    gcal.expectSent({
+      method: 'POST',
+      url: '/calendar/v3/calendars/primary/events/quickAdd?text=Lunch%20with%20Ana%20tomorrow%2012%3A30',
+      headers: { 'content-type': undefined },
+      body: '',
+    });
   });
 
   it('asks for free/busy times with a JSON query', async () => {
@@ -184,22 +161,25 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
       timeZone: 'Europe/Berlin',
       items: [{ id: 'primary' }, { id: 'nobody@example.com' }],
     };
-    const result = await gcal.client.callTool('google_calendar_query_free_busy', query);
+    const result = await gcal.call('google_calendar_query_free_busy', query);
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"reason": "notFound"');
-    expect(jsonBody(gcal.sent()[0])).toEqual(query);
+    expect(result.text).toContain('"reason": "notFound"');
+    gcal.expectSent({ method: 'POST', url: '/calendar/v3/freeBusy', json: query });
   });
 
   it("passes Google's 404 and 429 on in Google's words, with when to retry", async () => {
-    const missing = await gcal.client.callTool('google_calendar_get_event', { eventId: 'nosuchevent' });
+    const missing = await gcal.call('google_calendar_get_event', { eventId: 'nosuchevent' });
     expect(missing.isError).toBe(true);
-    expect(missing.content[0]!.text).toMatch(/^google-calendar returned HTTP 404 Not Found: Not Found\n/);
+    expect(missing.text).toMatch(/^google-calendar returned HTTP 404 Not Found: Not Found\n/);
 
-    const limited = await gcal.client.callTool('google_calendar_list_calendars', {});
+    const limited = await gcal.call('google_calendar_list_calendars', {});
     expect(limited.isError).toBe(true);
-    expect(limited.content[0]!.text).toMatch(
+    expect(limited.text).toMatch(
       /HTTP 429 Too Many Requests: Rate Limit Exceeded.*rate limiting these calls: retry after 30 seconds/s,
     );
-    gcal.sent();
+    gcal.expectSent(
+      { method: 'GET', url: '/calendar/v3/calendars/primary/events/nosuchevent' },
+      { method: 'GET', url: '/calendar/v3/users/me/calendarList' },
+    );
   });
 });

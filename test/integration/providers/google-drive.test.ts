@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  googleErrorAnswer,
-  jsonAnswer,
-  jsonBody,
-  seedOAuthProvider,
-  type Answer,
-  type SeededOAuthProvider,
-} from './helpers.js';
+import { googleErrorAnswer, googleNotFound, useGoogleApi } from './google.js';
+import { jsonAnswer, type Answer } from './helpers.js';
 
 const TOKEN = 'ya29.a0AfB_byD2driveTestToken9876543210fedcba';
 const DOC = '1Hq4bU0tQk3mZ5XcR8vWn2pLs7YdJ6eFg9AiKoT1uVwE';
@@ -24,12 +18,9 @@ const doc = {
   owners: [{ displayName: 'Ana Lima', emailAddress: 'ana@example.com' }],
 };
 
-/** A loopback Drive API v3: bearer token checked; Drive's resource, media and error shapes. */
-function drive(req: Received): Answer {
-  if (req.headers.authorization !== `Bearer ${TOKEN}`)
-    return googleErrorAnswer(401, 'Invalid Credentials', { reason: 'authError', status: 'UNAUTHENTICATED' });
-  const url = new URL(req.url, 'http://drive.test');
-  switch (`${req.method} ${url.pathname}`) {
+/** A loopback Drive API v3 (behind googleApi: bearer token, Google's error shape); routes by path. */
+function drive(req: Received): Answer | undefined {
+  switch (`${req.method} ${req.url.split('?')[0]}`) {
     case 'GET /drive/v3/files':
       return jsonAnswer(200, { nextPageToken: '~!!~AI9FV7Q', files: [doc] });
     case `GET /drive/v3/files/${DOC}/export`:
@@ -50,62 +41,48 @@ function drive(req: Received): Answer {
         role: 'writer',
       });
     case 'GET /drive/v3/files/1Nope':
-      return googleErrorAnswer(404, 'File not found: 1Nope.', { reason: 'notFound', status: 'NOT_FOUND' });
+      return googleNotFound('File not found: 1Nope.');
     case 'GET /drive/v3/about':
       return googleErrorAnswer(403, 'User rate limit exceeded.', {
         reason: 'userRateLimitExceeded',
         domain: 'usageLimits',
         status: 'PERMISSION_DENIED',
       });
-    default:
-      return googleErrorAnswer(400, `Invalid request: ${req.method} ${req.url}`, {
-        reason: 'badRequest',
-        status: 'INVALID_ARGUMENT',
-      });
   }
 }
 
-/** The query of a received request, as ordered name/value pairs. */
-function query(request: Received | undefined): [string, string][] {
-  return [...new URL(request!.url, 'http://drive.test').searchParams];
-}
-
-let gdrive: SeededOAuthProvider;
-
-beforeAll(async () => {
-  gdrive = await seedOAuthProvider({
-    provider: 'google-drive',
-    accessToken: TOKEN,
-    account: 'ana@example.com',
-    basePath: '/drive/v3',
-    respond: drive,
-  });
-});
-afterAll(async () => {
-  await gdrive.close();
+const gdrive = useGoogleApi({
+  provider: 'google-drive',
+  accessToken: TOKEN,
+  account: 'ana@example.com',
+  basePath: '/drive/v3',
+  route: drive,
 });
 
 describe('Google Drive over /mcp/ with a seeded OAuth connection', () => {
   it("searches with Drive's query language, asking for the fields agents need", async () => {
-    const result = await gdrive.client.callTool('google_drive_list_files', {
+    const result = await gdrive.call('google_drive_list_files', {
       q: "name contains 'budget' and trashed = false",
       orderBy: 'modifiedTime desc',
       pageSize: 10,
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain(`"webViewLink": "${doc.webViewLink}"`);
-    const [sent] = gdrive.sent();
-    expect(sent).toMatchObject({ method: 'GET', body: '' });
-    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
-    expect(query(sent)).toEqual([
-      ['q', "name contains 'budget' and trashed = false"],
-      ['orderBy', 'modifiedTime desc'],
-      ['pageSize', '10'],
-      [
-        'fields',
-        'nextPageToken, files(id, name, mimeType, modifiedTime, size, webViewLink, parents, owners(displayName, emailAddress))',
+    expect(result.text).toContain(`"webViewLink": "${doc.webViewLink}"`);
+    const [sent] = gdrive.expectSent({
+      method: 'GET',
+      path: '/drive/v3/files',
+      query: [
+        ['q', "name contains 'budget' and trashed = false"],
+        ['orderBy', 'modifiedTime desc'],
+        ['pageSize', '10'],
+        [
+          'fields',
+          'nextPageToken, files(id, name, mimeType, modifiedTime, size, webViewLink, parents, owners(displayName, emailAddress))',
+        ],
       ],
-    ]);
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: '',
+    });
     // Every reserved character is percent-encoded (RFC 3986), as Google's clients send it.
     expect(sent!.url).toMatch(
       /^\/drive\/v3\/files\?q=name%20contains%20%27budget%27%20and%20trashed%20%3D%20false&/,
@@ -113,40 +90,43 @@ describe('Google Drive over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it('exports a Google Doc as Markdown and downloads a CSV file as text', async () => {
-    const exported = await gdrive.client.callTool('google_drive_export_file', {
+    const exported = await gdrive.call('google_drive_export_file', {
       fileId: DOC,
       mimeType: 'text/markdown',
     });
     expect(exported.isError).toBeFalsy();
-    expect(exported.content[0]!.text).toContain('| Rent | 1200 |');
-    const downloaded = await gdrive.client.callTool('google_drive_download_file', { fileId: CSV });
-    expect(downloaded.content[0]!.text).toBe('item,amount\nrent,1200\n');
-    const [exportRequest, download] = gdrive.sent();
-    expect(exportRequest!.url).toBe(`/drive/v3/files/${DOC}/export?mimeType=text%2Fmarkdown`);
-    expect(download!.url).toBe(`/drive/v3/files/${CSV}?alt=media`);
+    expect(exported.text).toContain('| Rent | 1200 |');
+    const downloaded = await gdrive.call('google_drive_download_file', { fileId: CSV });
+    expect(downloaded.text).toBe('item,amount\nrent,1200\n');
+    gdrive.expectSent(
+      { method: 'GET', url: `/drive/v3/files/${DOC}/export?mimeType=text%2Fmarkdown` },
+      { method: 'GET', url: `/drive/v3/files/${CSV}?alt=media` },
+    );
   });
 
   it('renames and moves a file with one PATCH: folder changes in the query, metadata in the body', async () => {
-    const result = await gdrive.client.callTool('google_drive_update_file', {
+    const result = await gdrive.call('google_drive_update_file', {
       fileId: DOC,
       name: 'Q3 budget (final)',
       addParents: '0BArchive',
       removeParents: '0AFolderRootxyz',
     });
     expect(result.isError).toBeFalsy();
-    const [sent] = gdrive.sent();
-    expect(sent).toMatchObject({ method: 'PATCH' });
-    expect(query(sent)).toEqual([
-      ['addParents', '0BArchive'],
-      ['removeParents', '0AFolderRootxyz'],
-      ['fields', FILE_FIELDS],
-    ]);
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual({ name: 'Q3 budget (final)' });
+    gdrive.expectSent({
+      method: 'PATCH',
+      path: `/drive/v3/files/${DOC}`,
+      query: [
+        ['addParents', '0BArchive'],
+        ['removeParents', '0AFolderRootxyz'],
+        ['fields', FILE_FIELDS],
+      ],
+      headers: { 'content-type': 'application/json' },
+      json: { name: 'Q3 budget (final)' },
+    });
   });
 
   it('shares a file with a person, without the notification email', async () => {
-    const result = await gdrive.client.callTool('google_drive_share_file', {
+    const result = await gdrive.call('google_drive_share_file', {
       fileId: DOC,
       type: 'user',
       role: 'writer',
@@ -154,23 +134,28 @@ describe('Google Drive over /mcp/ with a seeded OAuth connection', () => {
       sendNotificationEmail: false,
     });
     expect(result.isError).toBeFalsy();
-    const [sent] = gdrive.sent();
-    expect(query(sent)).toEqual([['sendNotificationEmail', 'false']]);
-    expect(jsonBody(sent)).toEqual({ type: 'user', role: 'writer', emailAddress: 'bob@example.com' });
+    gdrive.expectSent({
+      method: 'POST',
+      path: `/drive/v3/files/${DOC}/permissions`,
+      query: [['sendNotificationEmail', 'false']],
+      json: { type: 'user', role: 'writer', emailAddress: 'bob@example.com' },
+    });
   });
 
   it("passes Drive's errors on in its own words", async () => {
-    const missing = await gdrive.client.callTool('google_drive_get_file', { fileId: '1Nope' });
+    const missing = await gdrive.call('google_drive_get_file', { fileId: '1Nope' });
     expect(missing.isError).toBe(true);
-    expect(missing.content[0]!.text).toMatch(
-      /^google-drive returned HTTP 404 Not Found: File not found: 1Nope\.\n/,
-    );
+    expect(missing.text).toMatch(/^google-drive returned HTTP 404 Not Found: File not found: 1Nope\.\n/);
 
-    const limited = await gdrive.client.callTool('google_drive_get_about', {});
+    const limited = await gdrive.call('google_drive_get_about', {});
     expect(limited.isError).toBe(true);
-    expect(limited.content[0]!.text).toContain('HTTP 403 Forbidden: User rate limit exceeded.');
-    expect(gdrive.sent()[1]!.url).toBe(
-      '/drive/v3/about?fields=user%28displayName%2C%20emailAddress%29%2C%20storageQuota',
+    expect(limited.text).toContain('HTTP 403 Forbidden: User rate limit exceeded.');
+    gdrive.expectSent(
+      { method: 'GET', path: '/drive/v3/files/1Nope' },
+      {
+        method: 'GET',
+        url: '/drive/v3/about?fields=user%28displayName%2C%20emailAddress%29%2C%20storageQuota',
+      },
     );
   });
 });

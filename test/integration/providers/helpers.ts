@@ -1,11 +1,14 @@
 /**
- * Shared set-up of the provider tests: the real manifests of the repo, a loopback stand-in for the
- * provider's API, and a gateway whose base-URL override points there. Helpers only add exports
- * here (several provider tests use this file).
+ * Shared set-up of the provider tests: the real manifests and plugins of the repo, a loopback
+ * stand-in for the provider's API, a gateway whose base-URL override points there, an MCP client,
+ * and the assertions on what the stand-in received. The request a provider expects stays in each
+ * test file; only the plumbing lives here. The Google APIs' common pieces are in google.ts.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ProviderPlugin } from '../../../core/plugins/types.js';
+import { PLUGINS } from '../../../plugins/index.js';
 import { connect, type TestClient } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { startReceiver, type Received } from '../../helpers/receiver.js';
@@ -16,6 +19,9 @@ export interface Answer {
   body?: string;
   headers?: Record<string, string>;
 }
+
+/** The loopback stand-in for a provider's API. */
+export type LoopbackApi = Awaited<ReturnType<typeof startReceiver>>;
 
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
 
@@ -40,131 +46,157 @@ export function jsonBody(request: Received | undefined): unknown {
   return JSON.parse(request.body) as unknown;
 }
 
-export interface SeededOAuthProvider {
-  api: Awaited<ReturnType<typeof startReceiver>>;
+/** The form-encoded body of a request, as ordered key/value pairs (keys with brackets kept). */
+export function formBody(request: Received | undefined): [string, string][] {
+  if (!request) throw new Error('no request was received');
+  return [...new URLSearchParams(request.body).entries()];
+}
+
+/** The query of a request, as ordered name/value pairs (decoded). */
+export function queryPairs(request: Received | undefined): [string, string][] {
+  if (!request) throw new Error('no request was received');
+  return [...new URL(request.url, 'http://loopback.test').searchParams];
+}
+
+/**
+ * What a test expects of one request the loopback API received. Each field given is asserted
+ * exactly; `headers` names the headers that must have these values (`undefined`: absent).
+ */
+export interface ExpectedRequest {
+  method: string;
+  /** Path and query, exactly as sent (percent-encoding included). */
+  url?: string;
+  /** The path without the query. */
+  path?: string;
+  /** The query as ordered, decoded name/value pairs. */
+  query?: [string, string][];
+  headers?: Record<string, string | undefined>;
+  /** The raw body ('' for none). */
+  body?: string;
+  /** The body parsed as JSON. */
+  json?: unknown;
+  /** The form-encoded body as ordered key/value pairs. */
+  form?: [string, string][];
+}
+
+/** Asserts one received request field by field (see ExpectedRequest). */
+export function expectRequest(request: Received | undefined, expected: ExpectedRequest): void {
+  if (!request)
+    throw new Error(`no request was received (expected ${expected.method} ${expected.url ?? ''})`);
+  const { method, url, path, query, headers, body, json, form } = expected;
+  expect(request.method).toBe(method);
+  if (url !== undefined) expect(request.url).toBe(url);
+  if (path !== undefined) expect(request.url.split('?')[0]).toBe(path);
+  if (query !== undefined) expect(queryPairs(request)).toEqual(query);
+  for (const [name, value] of Object.entries(headers ?? {})) expect(request.headers[name], name).toBe(value);
+  if (body !== undefined) expect(request.body).toBe(body);
+  if ('json' in expected) expect(jsonBody(request)).toEqual(json);
+  if (form !== undefined) expect(formBody(request)).toEqual(form);
+}
+
+/** A tool's result, with the text of its first content block. */
+export type ToolResult = Awaited<ReturnType<TestClient['callTool']>> & { text: string };
+
+/**
+ * How the harness's MCP client (user u1) comes to have the provider:
+ * - `oauth`: the connection is stored directly, as the consent flow does once the user approves;
+ * - `connect`: not yet; the test connects through the real connect_provider tool, so the
+ *   manifest's credential check and identity run against the loopback API;
+ * - `webhook`: as `connect`, but 127.0.0.1 becomes an allowed webhook host instead of the base URL
+ *   being overridden, so the webhook URL given to connect_provider is `api.url` plus a path.
+ */
+export type ProviderAuth =
+  | { auth: 'oauth'; accessToken: string; account?: string; fields?: Record<string, string> }
+  | { auth: 'connect' }
+  | { auth: 'webhook' };
+
+export type HarnessOptions = ProviderAuth & {
+  /** The provider's id in the repo's catalog. */
+  provider: string;
+  /** How the loopback API answers each request. */
+  answer: (request: Received) => Answer;
+  /** The manifest files the gateway loads; the provider's own by default. */
+  manifests?: string[];
+  /** Appended to the loopback URL for providers whose base URL has a path. */
+  basePath?: string;
+  /** The code plugins; all of the repo's by default, as the composition root registers them. */
+  plugins?: ProviderPlugin[];
+};
+
+export interface ProviderHarness {
+  api: LoopbackApi;
   tg: TestGateway;
-  /** A 2025-era MCP client of user u1, who has the connection. */
+  /** A 2025-era MCP client of user u1. */
   client: TestClient;
   /** The requests the API received since the last call of `sent` (or since the start). */
   sent(): Received[];
+  /**
+   * Asserts that the requests received since the last `sent` are exactly these, in this order
+   * (see ExpectedRequest), and returns them.
+   */
+  expectSent(...expected: ExpectedRequest[]): Received[];
+  /** Calls a tool as user u1. */
+  call(tool: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  /** Calls connect_provider for this provider. */
+  connectProvider(credentials: Record<string, string>, fields?: Record<string, string>): Promise<ToolResult>;
+  /** What inspect_provider says about this provider. */
+  inspect(): Promise<string>;
   close(): Promise<void>;
 }
 
-/**
- * An OAuth2 provider of the repo's catalog, connected for user u1 by storing the connection
- * directly (as the consent flow does once the user approves), with its API on loopback.
- * `basePath` is appended to the loopback URL for providers whose base URL has a path.
- */
-export async function seedOAuthProvider(options: {
-  provider: string;
-  accessToken: string;
-  respond: (request: Received) => Answer;
-  fields?: Record<string, string>;
-  account?: string;
-  basePath?: string;
-  plugins?: ProviderPlugin[];
-}): Promise<SeededOAuthProvider> {
+/** Starts a provider's loopback API, a gateway pointed at it, and a client of user u1. */
+export async function providerHarness(options: HarnessOptions): Promise<ProviderHarness> {
   const { provider } = options;
-  const api = await startReceiver(options.respond);
-  const setting = `TOOLGATE_PROVIDER_${provider.replace(/-/g, '_').toUpperCase()}_BASE_URL`;
-  const tg = await startGateway(
-    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', [setting]: `${api.url}${options.basePath ?? ''}` },
-    {
-      manifestFiles: providerManifestFiles(provider),
-      ...(options.plugins ? { plugins: options.plugins } : {}),
-    },
-  );
-  const { key } = await tg.key('client');
-  const clientId = (await tg.gateway.keys.list())[0]!.clientId;
-  await tg.gateway.connections.store(
-    { clientId, orgId: null, userId: 'u1' },
-    provider,
-    { credentials: { access_token: options.accessToken }, fields: options.fields ?? {} },
-    options.account ?? null,
-  );
-  const client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
-  let seen = 0;
-  return {
-    api,
-    tg,
-    client,
-    sent() {
-      const fresh = api.received.slice(seen);
-      seen = api.received.length;
-      return fresh;
-    },
-    async close() {
-      await client.close();
-      await tg.close();
-      await api.close();
-    },
-  };
-}
-
-/**
- * An error as Google APIs answer it (Calendar, Gmail, Drive):
- * `{error: {code, message, errors: [{message, domain, reason}], status}}`.
- */
-export function googleErrorAnswer(
-  code: number,
-  message: string,
-  detail: { reason: string; domain?: string; status: string },
-  headers: Record<string, string> = {},
-): Answer {
-  const errors = [{ message, domain: detail.domain ?? 'global', reason: detail.reason }];
-  return jsonAnswer(code, { error: { code, message, errors, status: detail.status } }, headers);
-}
-
-export interface LoopbackProvider {
-  api: Awaited<ReturnType<typeof startReceiver>>;
-  tg: TestGateway;
-  /** A 2025-era MCP client of user u1, not connected to the provider yet. */
-  client: TestClient;
-  /** The requests the API received since the last call of `sent` (or since the start). */
-  sent(): Received[];
-  close(): Promise<void>;
-}
-
-/**
- * An API-key or webhook provider of the repo's catalog with its API on loopback, for a test that
- * connects it through the real connect_provider tool (so the manifest's credential check and
- * identity run against the loopback API). `api`: the base-URL override points at the loopback API
- * (plus `basePath`); `webhook`: 127.0.0.1 becomes an allowed webhook host, so the webhook URL
- * given to connect_provider is `api.url` plus a path of the provider's shape.
- */
-export async function startLoopbackProvider(options: {
-  provider: string;
-  respond: (request: Received) => Answer;
-  kind?: 'api' | 'webhook';
-  basePath?: string;
-  plugins?: ProviderPlugin[];
-}): Promise<LoopbackProvider> {
-  const { provider } = options;
-  const api = await startReceiver(options.respond);
+  const api = await startReceiver(options.answer);
   const prefix = `TOOLGATE_PROVIDER_${provider.replace(/-/g, '_').toUpperCase()}`;
   const setting =
-    options.kind === 'webhook'
+    options.auth === 'webhook'
       ? { [`${prefix}_ALLOWED_HOSTS`]: '127.0.0.1' }
       : { [`${prefix}_BASE_URL`]: `${api.url}${options.basePath ?? ''}` };
   const tg = await startGateway(
     { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', ...setting },
     {
-      manifestFiles: providerManifestFiles(provider),
-      ...(options.plugins ? { plugins: options.plugins } : {}),
+      manifestFiles: options.manifests ?? providerManifestFiles(provider),
+      plugins: options.plugins ?? PLUGINS,
     },
   );
   const { key } = await tg.key('client');
+  if (options.auth === 'oauth') {
+    const clientId = (await tg.gateway.keys.list())[0]!.clientId;
+    await tg.gateway.connections.store(
+      { clientId, orgId: null, userId: 'u1' },
+      provider,
+      { credentials: { access_token: options.accessToken }, fields: options.fields ?? {} },
+      options.account ?? null,
+    );
+  }
   const client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
   let seen = 0;
+  const sent = (): Received[] => {
+    const fresh = api.received.slice(seen);
+    seen = api.received.length;
+    return fresh;
+  };
+  const call = async (tool: string, args: Record<string, unknown> = {}): Promise<ToolResult> => {
+    const result = await client.callTool(tool, args);
+    return { ...result, text: result.content[0]?.text ?? '' };
+  };
   return {
     api,
     tg,
     client,
-    sent() {
-      const fresh = api.received.slice(seen);
-      seen = api.received.length;
-      return fresh;
+    sent,
+    expectSent(...expected) {
+      const requests = sent();
+      const received = requests.map((r) => `${r.method} ${r.url}`).join(', ');
+      expect(requests.length, `requests received: ${received || 'none'}`).toBe(expected.length);
+      expected.forEach((one, i) => expectRequest(requests[i], one));
+      return requests;
     },
+    call,
+    connectProvider: (credentials, fields) =>
+      call('connect_provider', { provider, credentials, ...(fields ? { fields } : {}) }),
+    inspect: async () => (await call('inspect_provider', { provider })).text,
     async close() {
       await client.close();
       await tg.close();
@@ -173,8 +205,35 @@ export async function startLoopbackProvider(options: {
   };
 }
 
-/** The form-encoded body of a request, as ordered key/value pairs (keys with brackets kept). */
-export function formBody(request: Received | undefined): [string, string][] {
-  if (!request) throw new Error('no request was received');
-  return [...new URLSearchParams(request.body).entries()];
+/**
+ * The harness of a test file: started before its tests and closed after them. The object returned
+ * stands for the harness once started (its members throw before then).
+ */
+export function useProviderHarness(options: HarnessOptions): ProviderHarness {
+  let started: ProviderHarness | undefined;
+  beforeAll(async () => {
+    started = await providerHarness(options);
+  });
+  afterAll(() => started?.close());
+  const harness = (): ProviderHarness => {
+    if (!started) throw new Error(`the ${options.provider} harness is not started yet`);
+    return started;
+  };
+  return {
+    get api() {
+      return harness().api;
+    },
+    get tg() {
+      return harness().tg;
+    },
+    get client() {
+      return harness().client;
+    },
+    sent: () => harness().sent(),
+    expectSent: (...expected) => harness().expectSent(...expected),
+    call: (tool, args) => harness().call(tool, args),
+    connectProvider: (credentials, fields) => harness().connectProvider(credentials, fields),
+    inspect: () => harness().inspect(),
+    close: () => harness().close(),
+  };
 }

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'CNq1-ZKsMhIHAAEAQAAAARjK9tQVIKWvzR0o4YeBASIUfakeAccessTokenForTests0Ahu';
 
@@ -70,53 +70,42 @@ function hubspot(req: Received): Answer {
   }
 }
 
-let hubspotApi: SeededOAuthProvider;
-
-beforeAll(async () => {
-  hubspotApi = await seedOAuthProvider({
-    provider: 'hubspot',
-    accessToken: TOKEN,
-    account: '4561234',
-    respond: hubspot,
-  });
-});
-afterAll(async () => {
-  await hubspotApi.close();
+const hubspotApi = useProviderHarness({
+  provider: 'hubspot',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  account: '4561234',
+  answer: hubspot,
 });
 
 describe('HubSpot over /mcp/ with a seeded OAuth connection', () => {
   it('searches contacts with a JSON POST to the 2026-03 search endpoint', async () => {
-    const result = await hubspotApi.client.callTool('hubspot_search_contacts', {
+    const search = {
       query: 'lovelace',
       filterGroups: [{ filters: [{ propertyName: 'lifecyclestage', operator: 'EQ', value: 'customer' }] }],
       properties: ['email', 'firstname', 'lastname'],
       limit: 10,
-    });
+    };
+    const result = await hubspotApi.call('hubspot_search_contacts', search);
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('ada@analytical.example');
-    const [sent] = hubspotApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/crm/objects/2026-03/contacts/search' });
-    expect(sent!.headers).toMatchObject({
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-    });
-    expect(jsonBody(sent)).toEqual({
-      query: 'lovelace',
-      filterGroups: [{ filters: [{ propertyName: 'lifecyclestage', operator: 'EQ', value: 'customer' }] }],
-      properties: ['email', 'firstname', 'lastname'],
-      limit: 10,
+    expect(result.text).toContain('ada@analytical.example');
+    hubspotApi.expectSent({
+      method: 'POST',
+      url: '/crm/objects/2026-03/contacts/search',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      json: search,
     });
   });
 
   it('reads a deal with repeated properties and associations query parameters', async () => {
-    const result = await hubspotApi.client.callTool('hubspot_get_deal', {
+    const result = await hubspotApi.call('hubspot_get_deal', {
       dealId: '18302930541',
       properties: ['dealname', 'amount'],
       associations: ['contacts'],
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('deal_to_contact');
-    expect(hubspotApi.sent()[0]).toMatchObject({
+    expect(result.text).toContain('deal_to_contact');
+    hubspotApi.expectSent({
       method: 'GET',
       url: '/crm/objects/2026-03/0-3/18302930541?properties=dealname&properties=amount&associations=contacts',
       body: '',
@@ -124,26 +113,28 @@ describe('HubSpot over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it('moves a deal to another stage with a PATCH of its properties', async () => {
-    const result = await hubspotApi.client.callTool('hubspot_update_deal', {
+    const result = await hubspotApi.call('hubspot_update_deal', {
       dealId: '18302930541',
       properties: { dealstage: 'closedwon' },
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('closedwon');
-    const [sent] = hubspotApi.sent();
-    expect(sent).toMatchObject({ method: 'PATCH', url: '/crm/objects/2026-03/0-3/18302930541' });
-    expect(jsonBody(sent)).toEqual({ properties: { dealstage: 'closedwon' } });
+    expect(result.text).toContain('closedwon');
+    hubspotApi.expectSent({
+      method: 'PATCH',
+      url: '/crm/objects/2026-03/0-3/18302930541',
+      json: { properties: { dealstage: 'closedwon' } },
+    });
   });
 
   it('links a deal to a company with a bodiless PUT', async () => {
-    const result = await hubspotApi.client.callTool('hubspot_associate_records', {
+    const result = await hubspotApi.call('hubspot_associate_records', {
       fromObjectType: 'deals',
       fromObjectId: '18302930541',
       toObjectType: 'companies',
       toObjectId: '920',
     });
     expect(result.isError).toBeFalsy();
-    expect(hubspotApi.sent()[0]).toMatchObject({
+    hubspotApi.expectSent({
       method: 'PUT',
       url: '/crm/objects/2026-03/deals/18302930541/associations/default/companies/920',
       body: '',
@@ -151,24 +142,26 @@ describe('HubSpot over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it("passes HubSpot's own message on for a duplicate contact", async () => {
-    const result = await hubspotApi.client.callTool('hubspot_create_contact', {
+    const result = await hubspotApi.call('hubspot_create_contact', {
       properties: { email: 'ada@analytical.example', firstname: 'Ada' },
     });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toContain(
+    expect(result.text).toContain(
       'hubspot returned HTTP 409 Conflict: Contact already exists. Existing ID: 551',
     );
-    expect(jsonBody(hubspotApi.sent()[0])).toEqual({
-      properties: { email: 'ada@analytical.example', firstname: 'Ada' },
+    hubspotApi.expectSent({
+      method: 'POST',
+      url: '/crm/objects/2026-03/contacts',
+      json: { properties: { email: 'ada@analytical.example', firstname: 'Ada' } },
     });
   });
 
   it("reports a 429 as rate limiting, in HubSpot's words", async () => {
-    const result = await hubspotApi.client.callTool('hubspot_list_owners', { email: 'sam@acme.example' });
+    const result = await hubspotApi.call('hubspot_list_owners', { email: 'sam@acme.example' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
+    expect(result.text).toMatch(
       /HTTP 429 Too Many Requests: You have reached your ten_secondly_rolling limit\.\nhubspot is rate limiting these calls/,
     );
-    expect(hubspotApi.sent()[0]!.url).toBe('/crm/owners/2026-03?email=sam%40acme.example');
+    hubspotApi.expectSent({ method: 'GET', url: '/crm/owners/2026-03?email=sam%40acme.example' });
   });
 });

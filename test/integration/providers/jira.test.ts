@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkFields } from '../../../core/connections/validate.js';
 import { PluginRegistry } from '../../../core/plugins/registry.js';
 import { Executor } from '../../../core/tools/executor.js';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'eyJraWQiOiJhdXRoLmF0bGFzc2lhbi5jb20tQUNDRVNTLTk0ZTczYTkwIiwiYWxnIjoiUlMyNTYifQ.e30.c2ln';
 const CLOUD_ID = '11223344-a1b2-3b33-c444-def123456789';
@@ -56,41 +56,31 @@ function jira(req: Received): Answer {
   }
 }
 
-let jiraApi: SeededOAuthProvider;
-
-beforeAll(async () => {
-  jiraApi = await seedOAuthProvider({
-    provider: 'jira',
-    accessToken: TOKEN,
-    fields: { cloud_id: CLOUD_ID },
-    account: 'Ada Lovelace',
-    basePath: BASE_PATH,
-    respond: jira,
-  });
-});
-afterAll(async () => {
-  await jiraApi.close();
+const jiraApi = useProviderHarness({
+  provider: 'jira',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  fields: { cloud_id: CLOUD_ID },
+  account: 'Ada Lovelace',
+  basePath: BASE_PATH,
+  answer: jira,
 });
 
 describe('Jira over /mcp/ with a seeded OAuth connection', () => {
   it('searches with the enhanced JQL endpoint, as a JSON POST', async () => {
-    const result = await jiraApi.client.callTool('jira_search_issues', {
+    const search = {
       jql: 'project = ENG AND assignee = currentUser() ORDER BY updated DESC',
       fields: ['summary', 'status'],
       maxResults: 20,
-    });
+    };
+    const result = await jiraApi.call('jira_search_issues', search);
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('ENG-42');
-    const [sent] = jiraApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: `${BASE_PATH}/search/jql` });
-    expect(sent!.headers).toMatchObject({
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
-    });
-    expect(jsonBody(sent)).toEqual({
-      jql: 'project = ENG AND assignee = currentUser() ORDER BY updated DESC',
-      fields: ['summary', 'status'],
-      maxResults: 20,
+    expect(result.text).toContain('ENG-42');
+    jiraApi.expectSent({
+      method: 'POST',
+      url: `${BASE_PATH}/search/jql`,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      json: search,
     });
   });
 
@@ -102,38 +92,38 @@ describe('Jira over /mcp/ with a seeded OAuth connection', () => {
       description: ADF,
       labels: ['auth'],
     };
-    const result = await jiraApi.client.callTool('jira_create_issue', { fields });
+    const result = await jiraApi.call('jira_create_issue', { fields });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('ENG-43');
-    const [sent] = jiraApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: `${BASE_PATH}/issue` });
-    expect(jsonBody(sent)).toEqual({ fields });
+    expect(result.text).toContain('ENG-43');
+    jiraApi.expectSent({ method: 'POST', url: `${BASE_PATH}/issue`, json: { fields } });
   });
 
   it('transitions an issue and reports the empty 204 as done', async () => {
-    const result = await jiraApi.client.callTool('jira_transition_issue', {
+    const result = await jiraApi.call('jira_transition_issue', {
       issueIdOrKey: 'ENG-42',
       transition: { id: '31' },
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toBe('Done (HTTP 204).');
-    const [sent] = jiraApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: `${BASE_PATH}/issue/ENG-42/transitions` });
-    expect(jsonBody(sent)).toEqual({ transition: { id: '31' } });
+    expect(result.text).toBe('Done (HTTP 204).');
+    jiraApi.expectSent({
+      method: 'POST',
+      url: `${BASE_PATH}/issue/ENG-42/transitions`,
+      json: { transition: { id: '31' } },
+    });
   });
 
   it('reports a missing issue as a 404 the agent can act on', async () => {
-    const result = await jiraApi.client.callTool('jira_get_issue', { issueIdOrKey: 'ENG-404' });
+    const result = await jiraApi.call('jira_get_issue', { issueIdOrKey: 'ENG-404' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(/^jira returned HTTP 404 Not Found.*\nCheck the identifiers/s);
-    expect(jiraApi.sent()[0]).toMatchObject({ method: 'GET', url: `${BASE_PATH}/issue/ENG-404` });
+    expect(result.text).toMatch(/^jira returned HTTP 404 Not Found.*\nCheck the identifiers/s);
+    jiraApi.expectSent({ method: 'GET', url: `${BASE_PATH}/issue/ENG-404` });
   });
 
   it("relays Jira's 429 with its Retry-After", async () => {
-    const result = await jiraApi.client.callTool('jira_get_transitions', { issueIdOrKey: 'ENG-42' });
+    const result = await jiraApi.call('jira_get_transitions', { issueIdOrKey: 'ENG-42' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toContain('jira is rate limiting these calls: retry after 5 seconds.');
-    expect(jiraApi.sent()[0]).toMatchObject({ method: 'GET', url: `${BASE_PATH}/issue/ENG-42/transitions` });
+    expect(result.text).toContain('jira is rate limiting these calls: retry after 5 seconds.');
+    jiraApi.expectSent({ method: 'GET', url: `${BASE_PATH}/issue/ENG-42/transitions` });
   });
 
   it("puts the connection's cloud id into the API gateway URL, and accepts only a UUID", () => {

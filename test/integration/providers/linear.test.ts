@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLUGINS } from '../../../plugins/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, jsonBody, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'lin_oauth_8f2c1d9e7b6a5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d';
 const ISSUE = {
@@ -19,10 +18,14 @@ const DONE_STATE = 'f4a3c1de-0000-4000-8000-000000000009';
 // Epoch milliseconds, as Linear sends its reset headers.
 const RESET_AT = '4102444800000';
 
+/** The GraphQL document and variables of a request. */
+function graphql(req: Received | undefined): { query: string; variables: Record<string, unknown> } {
+  return jsonBody(req) as { query: string; variables: Record<string, unknown> };
+}
+
 /** The operation name of a GraphQL document: `query SearchIssues(...)` -> SearchIssues. */
 function operation(req: Received): string {
-  const { query } = jsonBody(req) as { query: string };
-  return /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? '';
+  return /^\s*(?:query|mutation)\s+(\w+)/.exec(graphql(req).query)?.[1] ?? '';
 }
 
 /** A loopback Linear GraphQL API: POST /graphql with a bearer token; data or errors in Linear's shapes. */
@@ -38,7 +41,7 @@ function linear(req: Received): Answer {
       ],
     });
   }
-  const { variables } = jsonBody(req) as { variables: Record<string, unknown> };
+  const { variables } = graphql(req);
   switch (operation(req)) {
     case 'SearchIssues':
       return jsonAnswer(200, {
@@ -83,19 +86,12 @@ function linear(req: Received): Answer {
   }
 }
 
-let linearApi: SeededOAuthProvider;
-
-beforeAll(async () => {
-  linearApi = await seedOAuthProvider({
-    provider: 'linear',
-    accessToken: TOKEN,
-    account: 'ada@acme.test',
-    respond: linear,
-    plugins: PLUGINS,
-  });
-});
-afterAll(async () => {
-  await linearApi.close();
+const linearApi = useProviderHarness({
+  provider: 'linear',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  account: 'ada@acme.test',
+  answer: linear,
 });
 
 describe('Linear (GraphQL plugin) over /mcp/ with a seeded OAuth connection', () => {
@@ -113,24 +109,23 @@ describe('Linear (GraphQL plugin) over /mcp/ with a seeded OAuth connection', ()
   });
 
   it('searches issues with one GraphQL POST carrying the bearer token', async () => {
-    const result = await linearApi.client.callTool('linear_search_issues', {
+    const result = await linearApi.call('linear_search_issues', {
       query: 'sso login',
       team: 'eng',
       stateType: 'started',
       first: 10,
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('ENG-123');
-    expect(result.content[0]!.text).toContain(
+    expect(result.text).toContain('ENG-123');
+    expect(result.text).toContain(
       'call linear_search_issues again with the same arguments and after: "c2VhcmNoOjI1"',
     );
-    const [sent] = linearApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/graphql' });
-    expect(sent!.headers).toMatchObject({
-      authorization: `Bearer ${TOKEN}`,
-      'content-type': 'application/json',
+    const [sent] = linearApi.expectSent({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     });
-    const { query, variables } = jsonBody(sent) as { query: string; variables: unknown };
+    const { query, variables } = graphql(sent);
     expect(query).toMatch(
       /^query SearchIssues\(\$term: String!, \$filter: IssueFilter, \$first: Int, \$after: String\)/,
     );
@@ -142,34 +137,34 @@ describe('Linear (GraphQL plugin) over /mcp/ with a seeded OAuth connection', ()
   });
 
   it('moves an issue to another workflow state with the issueUpdate mutation', async () => {
-    const result = await linearApi.client.callTool('linear_update_issue', {
+    const result = await linearApi.call('linear_update_issue', {
       id: 'ENG-123',
       stateId: DONE_STATE,
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toMatch(/^Issue ENG-123 updated\./);
-    const { query, variables } = jsonBody(linearApi.sent()[0]) as { query: string; variables: unknown };
+    expect(result.text).toMatch(/^Issue ENG-123 updated\./);
+    const { query, variables } = graphql(linearApi.expectSent({ method: 'POST', url: '/graphql' })[0]);
     expect(query).toMatch(/^mutation UpdateIssue\(\$id: String!, \$input: IssueUpdateInput!\)/);
     expect(variables).toEqual({ id: 'ENG-123', input: { stateId: DONE_STATE } });
   });
 
   it("passes Linear's presentable error message on", async () => {
-    const result = await linearApi.client.callTool('linear_get_issue', { id: 'ENG-999' });
+    const result = await linearApi.call('linear_get_issue', { id: 'ENG-999' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toContain(
-      'Linear rejected the request: Could not find referenced Issue.',
-    );
-    expect((jsonBody(linearApi.sent()[0]) as { variables: unknown }).variables).toEqual({ id: 'ENG-999' });
+    expect(result.text).toContain('Linear rejected the request: Could not find referenced Issue.');
+    const [sent] = linearApi.expectSent({ method: 'POST', url: '/graphql' });
+    expect(operation(sent!)).toBe('Issue');
+    expect(graphql(sent).variables).toEqual({ id: 'ENG-999' });
   });
 
   it('reports RATELIMITED with the time its reset header names', async () => {
-    const result = await linearApi.client.callTool('linear_list_teams', {});
+    const result = await linearApi.call('linear_list_teams', {});
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toContain(
+    expect(result.text).toContain(
       `Linear is rate limiting this connection: retry after ${new Date(Number(RESET_AT)).toISOString()}`,
     );
-    const [sent] = linearApi.sent();
+    const [sent] = linearApi.expectSent({ method: 'POST', url: '/graphql' });
     expect(operation(sent!)).toBe('Teams');
-    expect((jsonBody(sent) as { variables: unknown }).variables).toEqual({ first: 25 });
+    expect(graphql(sent).variables).toEqual({ first: 25 });
   });
 });

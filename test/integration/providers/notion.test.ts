@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'ntn_4512345678901a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e';
 const PAGE_ID = '59833787-2cf9-4fdf-8782-e53db20768a5';
@@ -63,95 +63,79 @@ function notion(req: Received): Answer {
   }
 }
 
-let notionApi: SeededOAuthProvider;
-
-beforeAll(async () => {
-  notionApi = await seedOAuthProvider({
-    provider: 'notion',
-    accessToken: TOKEN,
-    account: 'Acme HQ',
-    basePath: '/v1',
-    respond: notion,
-  });
-});
-afterAll(async () => {
-  await notionApi.close();
+const notionApi = useProviderHarness({
+  provider: 'notion',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  account: 'Acme HQ',
+  basePath: '/v1',
+  answer: notion,
 });
 
 describe('Notion over /mcp/ with a seeded OAuth connection', () => {
   it('searches with a JSON POST carrying the bearer token and the Notion-Version header', async () => {
-    const result = await notionApi.client.callTool('notion_search', {
-      query: 'launch',
-      filter: { property: 'object', value: 'page' },
-      page_size: 5,
-    });
+    const search = { query: 'launch', filter: { property: 'object', value: 'page' }, page_size: 5 };
+    const result = await notionApi.call('notion_search', search);
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('Launch-plan-598337872cf94fdf8782e53db20768a5');
-    const [sent] = notionApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/v1/search' });
-    expect(sent!.headers).toMatchObject({
-      authorization: `Bearer ${TOKEN}`,
-      'notion-version': '2026-03-11',
-      'content-type': 'application/json',
-    });
-    expect(jsonBody(sent)).toEqual({
-      query: 'launch',
-      filter: { property: 'object', value: 'page' },
-      page_size: 5,
+    expect(result.text).toContain('Launch-plan-598337872cf94fdf8782e53db20768a5');
+    notionApi.expectSent({
+      method: 'POST',
+      url: '/v1/search',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'notion-version': '2026-03-11',
+        'content-type': 'application/json',
+      },
+      json: search,
     });
   });
 
   it('creates a page from Markdown under a parent page', async () => {
-    const result = await notionApi.client.callTool('notion_create_page', {
+    const markdownPage = {
       parent: { page_id: PAGE_ID },
       markdown: '# Retro notes\n\n## What went well\n\n- Shipped on time',
-    });
+    };
+    const result = await notionApi.call('notion_create_page', markdownPage);
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('b55c9c91-384d-452b-81db-d1ef79372b75');
-    const [sent] = notionApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/v1/pages' });
-    expect(jsonBody(sent)).toEqual({
-      parent: { page_id: PAGE_ID },
-      markdown: '# Retro notes\n\n## What went well\n\n- Shipped on time',
-    });
+    expect(result.text).toContain('b55c9c91-384d-452b-81db-d1ef79372b75');
+    notionApi.expectSent({ method: 'POST', url: '/v1/pages', json: markdownPage });
   });
 
   it("reads a page's content as Markdown", async () => {
-    const result = await notionApi.client.callTool('notion_get_page_markdown', { page_id: PAGE_ID });
+    const result = await notionApi.call('notion_get_page_markdown', { page_id: PAGE_ID });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('- [x] Book venue');
-    expect(notionApi.sent()[0]).toMatchObject({
-      method: 'GET',
-      url: `/v1/pages/${PAGE_ID}/markdown`,
-      body: '',
-    });
+    expect(result.text).toContain('- [x] Book venue');
+    notionApi.expectSent({ method: 'GET', url: `/v1/pages/${PAGE_ID}/markdown`, body: '' });
   });
 
   it("passes Notion's own error message on, with what to check", async () => {
-    const result = await notionApi.client.callTool('notion_get_page_markdown', {
+    const result = await notionApi.call('notion_get_page_markdown', {
       page_id: '00000000-0000-0000-0000-000000000000',
     });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
+    expect(result.text).toMatch(
       /HTTP 404 Not Found: Could not find page with ID: .*shared with your integration\.\nCheck the identifiers/,
     );
-    expect(notionApi.sent()[0]!.url).toBe('/v1/pages/00000000-0000-0000-0000-000000000000/markdown');
+    notionApi.expectSent({ method: 'GET', url: '/v1/pages/00000000-0000-0000-0000-000000000000/markdown' });
   });
 
   it("relays Notion's 429 with its Retry-After", async () => {
-    const result = await notionApi.client.callTool('notion_query_data_source', {
-      data_source_id: DATA_SOURCE_ID,
+    const query = {
       filter: { property: 'Status', status: { equals: 'Done' } },
       sorts: [{ timestamp: 'last_edited_time', direction: 'descending' }],
+    };
+    const result = await notionApi.call('notion_query_data_source', {
+      data_source_id: DATA_SOURCE_ID,
+      ...query,
     });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
+    expect(result.text).toMatch(
       /HTTP 429 Too Many Requests: You have been rate limited.*retry after 2 seconds/s,
     );
-    const [sent] = notionApi.sent();
-    expect(jsonBody(sent)).toEqual({
-      filter: { property: 'Status', status: { equals: 'Done' } },
-      sorts: [{ timestamp: 'last_edited_time', direction: 'descending' }],
+    notionApi.expectSent({
+      method: 'POST',
+      url: `/v1/data_sources/${DATA_SOURCE_ID}/query`,
+      json: query,
     });
   });
 });

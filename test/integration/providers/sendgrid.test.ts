@@ -1,12 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  jsonAnswer,
-  jsonBody,
-  startLoopbackProvider,
-  type Answer,
-  type LoopbackProvider,
-} from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const KEY = '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';
 const UNVERIFIED_SENDER =
@@ -63,42 +57,24 @@ function sendgrid(req: Received): Answer {
   return sendgridError(404, `no route for ${route}`);
 }
 
-let p: LoopbackProvider;
-
-beforeAll(async () => {
-  p = await startLoopbackProvider({ provider: 'sendgrid', respond: sendgrid });
-});
-afterAll(() => p.close());
+const p = useProviderHarness({ provider: 'sendgrid', auth: 'connect', answer: sendgrid });
 
 describe('sendgrid through /mcp/', () => {
   it('refuses a key SendGrid rejects, and a region that does not exist', async () => {
-    const wrong = await p.client.callTool('connect_provider', {
-      provider: 'sendgrid',
-      credentials: { api_key: 'SG.wrong.key' },
-    });
-    expect(wrong.content[0]!.text).toMatch(
-      /SendGrid refused the credential \(HTTP 401: authorization required\)/,
-    );
-    const region = await p.client.callTool('connect_provider', {
-      provider: 'sendgrid',
-      credentials: { api_key: KEY },
-      fields: { region: 'us' },
-    });
-    expect(region.content[0]!.text).toContain('fields.region must be one of global, eu.');
-    expect(p.sent().map((r) => r.url)).toEqual(['/v3/scopes']);
+    const wrong = await p.connectProvider({ api_key: 'SG.wrong.key' });
+    expect(wrong.text).toMatch(/SendGrid refused the credential \(HTTP 401: authorization required\)/);
+    const region = await p.connectProvider({ api_key: KEY }, { region: 'us' });
+    expect(region.text).toContain('fields.region must be one of global, eu.');
+    p.expectSent({ method: 'GET', url: '/v3/scopes' });
   });
 
   it('connects (EU region) after GET /v3/scopes and names the account from /v3/user/email', async () => {
-    const connected = await p.client.callTool('connect_provider', {
-      provider: 'sendgrid',
-      credentials: { api_key: KEY },
-      fields: { region: 'eu' },
-    });
-    expect(connected.content[0]!.text).toContain('Connected SendGrid as ops@acme.test');
-    const [verify, identity] = p.sent();
-    expect(verify).toMatchObject({ method: 'GET', url: '/v3/scopes' });
-    expect(verify!.headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(identity).toMatchObject({ method: 'GET', url: '/v3/user/email' });
+    const connected = await p.connectProvider({ api_key: KEY }, { region: 'eu' });
+    expect(connected.text).toContain('Connected SendGrid as ops@acme.test');
+    p.expectSent(
+      { method: 'GET', url: '/v3/scopes', headers: { authorization: `Bearer ${KEY}` } },
+      { method: 'GET', url: '/v3/user/email' },
+    );
   });
 
   it('sends mail as {personalizations, from, subject, content} and reports the 202', async () => {
@@ -108,47 +84,50 @@ describe('sendgrid through /mcp/', () => {
       content: [{ type: 'text/plain', value: 'It has shipped.' }],
       categories: ['orders'],
     };
-    const sent = await p.client.callTool('sendgrid_send_email', mail);
+    const sent = await p.call('sendgrid_send_email', mail);
     expect(sent.isError).toBeFalsy();
-    expect(sent.content[0]!.text).toBe('Done (HTTP 202).');
-    const [request] = p.sent();
-    expect(request).toMatchObject({ method: 'POST', url: '/v3/mail/send' });
-    expect(request!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(request)).toEqual(mail);
+    expect(sent.text).toBe('Done (HTTP 202).');
+    p.expectSent({
+      method: 'POST',
+      url: '/v3/mail/send',
+      headers: { 'content-type': 'application/json' },
+      json: mail,
+    });
   });
 
   it('passes SendGrid’s own explanation of a refused send to the agent', async () => {
-    const refused = await p.client.callTool('sendgrid_send_email', {
+    const mail = {
       personalizations: [{ to: [{ email: 'ann@example.com' }] }],
       from: { email: 'nobody@elsewhere.test' },
       subject: 'Hi',
       content: [{ type: 'text/plain', value: 'Hi' }],
-    });
+    };
+    const refused = await p.call('sendgrid_send_email', mail);
     expect(refused.isError).toBe(true);
-    expect(refused.content[0]!.text).toContain(`sendgrid returned HTTP 403 Forbidden: ${UNVERIFIED_SENDER}`);
-    expect(jsonBody(p.sent()[0])).toMatchObject({ from: { email: 'nobody@elsewhere.test' }, subject: 'Hi' });
+    expect(refused.text).toContain(`sendgrid returned HTTP 403 Forbidden: ${UNVERIFIED_SENDER}`);
+    p.expectSent({ method: 'POST', url: '/v3/mail/send', json: mail });
   });
 
   it('lists dynamic templates and searches contacts with SGQL', async () => {
-    const templates = await p.client.callTool('sendgrid_list_templates', {
+    const templates = await p.call('sendgrid_list_templates', {
       generations: 'dynamic',
       page_size: 10,
     });
-    expect(templates.content[0]!.text).toContain('d-13b8f94fbcae4ec6b75270d6cb59f932');
-    const found = await p.client.callTool('sendgrid_search_contacts', { query: "email LIKE 'ann%'" });
-    expect(found.content[0]!.text).toContain('ann@example.com');
-    const [list, search] = p.sent();
-    expect(list).toMatchObject({ method: 'GET', url: '/v3/templates?generations=dynamic&page_size=10' });
-    expect(search).toMatchObject({ method: 'POST', url: '/v3/marketing/contacts/search' });
-    expect(jsonBody(search)).toEqual({ query: "email LIKE 'ann%'" });
+    expect(templates.text).toContain('d-13b8f94fbcae4ec6b75270d6cb59f932');
+    const found = await p.call('sendgrid_search_contacts', { query: "email LIKE 'ann%'" });
+    expect(found.text).toContain('ann@example.com');
+    p.expectSent(
+      { method: 'GET', url: '/v3/templates?generations=dynamic&page_size=10' },
+      { method: 'POST', url: '/v3/marketing/contacts/search', json: { query: "email LIKE 'ann%'" } },
+    );
   });
 
   it('turns a 429 into a wait computed from X-RateLimit-Reset', async () => {
-    const limited = await p.client.callTool('sendgrid_get_stats', { start_date: '2026-11-01' });
+    const limited = await p.call('sendgrid_get_stats', { start_date: '2026-11-01' });
     expect(limited.isError).toBe(true);
-    expect(limited.content[0]!.text).toMatch(
+    expect(limited.text).toMatch(
       /HTTP 429 Too Many Requests: too many requests\nsendgrid is rate limiting these calls: retry after (29|30) seconds/,
     );
-    expect(p.sent()[0]!.url).toBe('/v3/stats?start_date=2026-11-01');
+    p.expectSent({ method: 'GET', url: '/v3/stats?start_date=2026-11-01' });
   });
 });

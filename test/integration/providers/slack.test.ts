@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLUGINS } from '../../../plugins/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import { jsonAnswer, jsonBody, seedOAuthProvider, type Answer, type SeededOAuthProvider } from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const TOKEN = 'xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx';
 
@@ -55,19 +54,12 @@ function slack(req: Received): Answer {
   }
 }
 
-let slackApi: SeededOAuthProvider;
-
-beforeAll(async () => {
-  slackApi = await seedOAuthProvider({
-    provider: 'slack',
-    accessToken: TOKEN,
-    account: 'Acme Workspace',
-    respond: slack,
-    plugins: PLUGINS,
-  });
-});
-afterAll(async () => {
-  await slackApi.close();
+const slackApi = useProviderHarness({
+  provider: 'slack',
+  auth: 'oauth',
+  accessToken: TOKEN,
+  account: 'Acme Workspace',
+  answer: slack,
 });
 
 describe('Slack over /mcp/ with a seeded OAuth connection', () => {
@@ -84,68 +76,62 @@ describe('Slack over /mcp/ with a seeded OAuth connection', () => {
         'slack_auth_test',
       ]),
     );
-    const inspected = (await slackApi.client.callTool('inspect_provider', { provider: 'slack' })).content[0]!
-      .text!;
+    const inspected = await slackApi.inspect();
     expect(inspected).toContain('connected as Acme Workspace');
     expect(inspected).toContain('conversations.history and conversations.replies once a minute');
   });
 
   it('lists channels with a GET, the query Slack documents and the bearer token', async () => {
-    const result = await slackApi.client.callTool('slack_list_channels', {
+    const result = await slackApi.call('slack_list_channels', {
       types: ['public_channel', 'private_channel'],
       exclude_archived: true,
       limit: 2,
     });
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('launch-plan');
-    const [sent] = slackApi.sent();
-    expect(sent).toMatchObject({
+    expect(result.text).toContain('launch-plan');
+    slackApi.expectSent({
       method: 'GET',
       url: '/conversations.list?types=public_channel,private_channel&exclude_archived=true&limit=2',
+      headers: { authorization: `Bearer ${TOKEN}` },
       body: '',
     });
-    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
   it('posts a threaded reply as JSON with the charset Slack asks for', async () => {
-    const result = await slackApi.client.callTool('slack_post_message', {
-      channel: 'C012AB3CD',
-      text: 'Deploy *finished* :tada:',
-      thread_ts: '1712345600.000100',
-    });
+    const reply = { channel: 'C012AB3CD', text: 'Deploy *finished* :tada:', thread_ts: '1712345600.000100' };
+    const result = await slackApi.call('slack_post_message', reply);
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('1712345678.000200');
-    const [sent] = slackApi.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/chat.postMessage' });
-    expect(sent!.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(sent!.headers.authorization).toBe(`Bearer ${TOKEN}`);
-    expect(jsonBody(sent)).toEqual({
-      channel: 'C012AB3CD',
-      text: 'Deploy *finished* :tada:',
-      thread_ts: '1712345600.000100',
+    expect(result.text).toContain('1712345678.000200');
+    slackApi.expectSent({
+      method: 'POST',
+      url: '/chat.postMessage',
+      headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${TOKEN}` },
+      json: reply,
     });
   });
 
   it('turns an HTTP 200 {ok: false} into an error that explains the code', async () => {
-    const result = await slackApi.client.callTool('slack_get_channel_history', { channel: 'C0MISSING' });
+    const result = await slackApi.call('slack_get_channel_history', { channel: 'C0MISSING' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(
-      /no channel with that ID.*slack_list_channels.*"channel_not_found"/s,
-    );
-    expect(slackApi.sent()[0]!.url).toBe('/conversations.history?channel=C0MISSING');
+    expect(result.text).toMatch(/no channel with that ID.*slack_list_channels.*"channel_not_found"/s);
+    slackApi.expectSent({ method: 'GET', url: '/conversations.history?channel=C0MISSING' });
   });
 
   it('names the scope a refused method needs', async () => {
-    const result = await slackApi.client.callTool('slack_lookup_user_by_email', { email: 'ada@acme.test' });
+    const result = await slackApi.call('slack_lookup_user_by_email', { email: 'ada@acme.test' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(/"missing_scope".*It needs users:read\.email.*connect_provider/s);
-    expect(slackApi.sent()[0]!.url).toBe('/users.lookupByEmail?email=ada%40acme.test');
+    expect(result.text).toMatch(/"missing_scope".*It needs users:read\.email.*connect_provider/s);
+    slackApi.expectSent({ method: 'GET', url: '/users.lookupByEmail?email=ada%40acme.test' });
   });
 
   it("relays Slack's 429 with its Retry-After", async () => {
-    const result = await slackApi.client.callTool('slack_post_message', { channel: 'C0LIMITED', text: 'hi' });
+    const result = await slackApi.call('slack_post_message', { channel: 'C0LIMITED', text: 'hi' });
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(/"ratelimited".*Retry after 30 seconds/s);
-    expect(jsonBody(slackApi.sent()[0])).toEqual({ channel: 'C0LIMITED', text: 'hi' });
+    expect(result.text).toMatch(/"ratelimited".*Retry after 30 seconds/s);
+    slackApi.expectSent({
+      method: 'POST',
+      url: '/chat.postMessage',
+      json: { channel: 'C0LIMITED', text: 'hi' },
+    });
   });
 });

@@ -1,12 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  formBody,
-  jsonAnswer,
-  startLoopbackProvider,
-  type Answer,
-  type LoopbackProvider,
-} from './helpers.js';
+import { formBody, jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const KEY = 'rk_test_51Nabcdefghijklmnopqrstuvwxyz0123456789';
 const VERSION = '2026-10-28.endive';
@@ -100,43 +94,34 @@ function stripe(req: Received): Answer {
   return stripeError(404, 'invalid_request_error', 'resource_missing', `Unrecognized request URL (${route})`);
 }
 
-let p: LoopbackProvider;
-
-beforeAll(async () => {
-  p = await startLoopbackProvider({ provider: 'stripe', respond: stripe });
-});
-afterAll(() => p.close());
+const p = useProviderHarness({ provider: 'stripe', auth: 'connect', answer: stripe });
 
 describe('stripe through /mcp/', () => {
   it('checks the key with GET /v1/balance and refuses a wrong one in Stripe’s words', async () => {
-    const wrong = await p.client.callTool('connect_provider', {
-      provider: 'stripe',
-      credentials: { api_key: 'rk_test_nope' },
-    });
+    const wrong = await p.connectProvider({ api_key: 'rk_test_nope' });
     expect(wrong.isError).toBe(true);
-    expect(wrong.content[0]!.text).toMatch(
+    expect(wrong.text).toMatch(
       /Stripe refused the credential \(HTTP 401: Invalid API Key provided: rk_test_\*\*\*\*nope\).*Nothing was stored/s,
     );
-    expect(p.sent().map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/balance']);
+    p.expectSent({ method: 'GET', url: '/v1/balance' });
 
-    const publishable = await p.client.callTool('connect_provider', {
-      provider: 'stripe',
-      credentials: { api_key: 'pk_test_123' },
-    });
-    expect(publishable.content[0]!.text).toMatch(/credentials\.api_key does not look like a Stripe/);
-    expect(p.sent()).toEqual([]);
+    const publishable = await p.connectProvider({ api_key: 'pk_test_123' });
+    expect(publishable.text).toMatch(/credentials\.api_key does not look like a Stripe/);
+    p.expectSent();
   });
 
   it('connects with a restricted key, names the account, and pins the API version', async () => {
-    const connected = await p.client.callTool('connect_provider', {
-      provider: 'stripe',
-      credentials: { api_key: KEY },
-    });
-    expect(connected.content[0]!.text).toContain('Connected Stripe as billing@acme.test');
-    const [verify, identity] = p.sent();
-    expect(verify).toMatchObject({ method: 'GET', url: '/v1/balance', body: '' });
-    expect(verify!.headers).toMatchObject({ authorization: `Bearer ${KEY}`, 'stripe-version': VERSION });
-    expect(identity).toMatchObject({ method: 'GET', url: '/v1/account' });
+    const connected = await p.connectProvider({ api_key: KEY });
+    expect(connected.text).toContain('Connected Stripe as billing@acme.test');
+    p.expectSent(
+      {
+        method: 'GET',
+        url: '/v1/balance',
+        headers: { authorization: `Bearer ${KEY}`, 'stripe-version': VERSION },
+        body: '',
+      },
+      { method: 'GET', url: '/v1/account' },
+    );
     expect(await p.client.listToolNames()).toEqual(
       expect.arrayContaining([
         'stripe_search_customers',
@@ -147,21 +132,20 @@ describe('stripe through /mcp/', () => {
   });
 
   it('searches customers with the query percent-encoded', async () => {
-    const found = await p.client.callTool('stripe_search_customers', {
+    const found = await p.call('stripe_search_customers', {
       query: "email:'jane@example.com'",
       limit: 5,
     });
     expect(found.isError).toBeFalsy();
-    expect(found.content[0]!.text).toContain('cus_NffrFeUfNV2Hib');
-    const [sent] = p.sent();
-    expect(sent).toMatchObject({
+    expect(found.text).toContain('cus_NffrFeUfNV2Hib');
+    p.expectSent({
       method: 'GET',
       url: '/v1/customers/search?query=email%3A%27jane%40example.com%27&limit=5',
     });
   });
 
   it('form-encodes a payment intent with bracket notation for nested values', async () => {
-    const created = await p.client.callTool('stripe_create_payment_intent', {
+    const created = await p.call('stripe_create_payment_intent', {
       amount: 2000,
       currency: 'usd',
       customer: CUSTOMER.id,
@@ -169,45 +153,50 @@ describe('stripe through /mcp/', () => {
       metadata: { order_id: '42', note: 'a&b=c' },
     });
     expect(created.isError).toBeFalsy();
-    expect(created.content[0]!.text).toContain('requires_payment_method');
-    const [sent] = p.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/v1/payment_intents' });
-    expect(sent!.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(sent!.body).toBe(
-      'amount=2000&currency=usd&customer=cus_NffrFeUfNV2Hib&automatic_payment_methods[enabled]=true' +
+    expect(created.text).toContain('requires_payment_method');
+    const [sent] = p.expectSent({
+      method: 'POST',
+      url: '/v1/payment_intents',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body:
+        'amount=2000&currency=usd&customer=cus_NffrFeUfNV2Hib&automatic_payment_methods[enabled]=true' +
         '&metadata[order_id]=42&metadata[note]=a%26b%3Dc',
-    );
+    });
     expect(formBody(sent)).toContainEqual(['metadata[note]', 'a&b=c']);
   });
 
   it('sends a range filter as created[gte] and pages with limit', async () => {
-    await p.client.callTool('stripe_list_charges', {
+    await p.call('stripe_list_charges', {
       customer: CUSTOMER.id,
       created: { gte: 1767225600 },
       limit: 2,
     });
-    expect(p.sent()[0]!.url).toBe('/v1/charges?customer=cus_NffrFeUfNV2Hib&created[gte]=1767225600&limit=2');
+    p.expectSent({
+      method: 'GET',
+      url: '/v1/charges?customer=cus_NffrFeUfNV2Hib&created[gte]=1767225600&limit=2',
+    });
   });
 
   it('surfaces Stripe’s error message for a missing object and a refused refund', async () => {
-    const missing = await p.client.callTool('stripe_get_customer', { customer: 'cus_missing' });
+    const missing = await p.call('stripe_get_customer', { customer: 'cus_missing' });
     expect(missing.isError).toBe(true);
-    expect(missing.content[0]!.text).toMatch(
-      /stripe returned HTTP 404 Not Found: No such customer: 'cus_missing'/,
-    );
+    expect(missing.text).toMatch(/stripe returned HTTP 404 Not Found: No such customer: 'cus_missing'/);
 
-    const refund = await p.client.callTool('stripe_create_refund', {
+    const refund = await p.call('stripe_create_refund', {
       charge: 'ch_3MtwBwLkdIwHu7ix0snN0B15',
     });
     expect(refund.isError).toBe(true);
-    expect(refund.content[0]!.text).toContain(
+    expect(refund.text).toContain(
       'HTTP 400 Bad Request: Charge ch_3MtwBwLkdIwHu7ix0snN0B15 has already been refunded.',
     );
-    expect(formBody(p.sent().at(-1))).toEqual([['charge', 'ch_3MtwBwLkdIwHu7ix0snN0B15']]);
+    p.expectSent(
+      { method: 'GET', url: '/v1/customers/cus_missing' },
+      { method: 'POST', url: '/v1/refunds', form: [['charge', 'ch_3MtwBwLkdIwHu7ix0snN0B15']] },
+    );
   });
 
   it('shows the account and the documented limits in inspect_provider, never the key', async () => {
-    const inspected = (await p.client.callTool('inspect_provider', { provider: 'stripe' })).content[0]!.text!;
+    const inspected = await p.inspect();
     expect(inspected).toContain('Limits: About 100 requests per second in live mode');
     expect(inspected).toContain('State here: connected as billing@acme.test');
     expect(inspected).not.toContain(KEY);

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLUGINS } from '../../../plugins/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  formBody,
-  jsonAnswer,
-  startLoopbackProvider,
-  type Answer,
-  type LoopbackProvider,
-} from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const SID = 'AC0123456789abcdef0123456789abcdef';
 const TOKEN = 'f0e1d2c3b4a5968778695a4b3c2d1e0f';
 const ACCOUNT = `/2010-04-01/Accounts/${SID}`;
+const BASIC = `Basic ${Buffer.from(`${SID}:${TOKEN}`).toString('base64')}`;
 
 /** Twilio's error shape: {code, message, more_info, status}. */
 function twilioError(status: number, code: number, message: string, headers = {}): Answer {
@@ -44,8 +38,7 @@ function message(fields: Record<string, unknown>) {
 
 /** A loopback Twilio API: HTTP basic with the SID and token, every path under the account. */
 function twilio(req: Received): Answer {
-  const basic = `Basic ${Buffer.from(`${SID}:${TOKEN}`).toString('base64')}`;
-  if (req.headers.authorization !== basic) return twilioError(401, 20003, 'Authenticate');
+  if (req.headers.authorization !== BASIC) return twilioError(401, 20003, 'Authenticate');
   const route = `${req.method} ${req.url}`;
   if (route === `GET ${ACCOUNT}.json`)
     return jsonAnswer(200, {
@@ -72,92 +65,87 @@ function twilio(req: Received): Answer {
   return twilioError(404, 20404, `The requested resource ${req.url} was not found`);
 }
 
-let p: LoopbackProvider;
-
-beforeAll(async () => {
-  p = await startLoopbackProvider({
-    provider: 'twilio',
-    respond: twilio,
-    basePath: '/2010-04-01/Accounts',
-    plugins: PLUGINS,
-  });
+const p = useProviderHarness({
+  provider: 'twilio',
+  auth: 'connect',
+  answer: twilio,
+  basePath: '/2010-04-01/Accounts',
 });
-afterAll(() => p.close());
 
 describe('twilio through /mcp/', () => {
   it('checks the SID and token by fetching the account, and refuses a wrong token', async () => {
-    const wrong = await p.client.callTool('connect_provider', {
-      provider: 'twilio',
-      credentials: { account_sid: SID, auth_token: '0'.repeat(32) },
-    });
+    const wrong = await p.connectProvider({ account_sid: SID, auth_token: '0'.repeat(32) });
     expect(wrong.isError).toBe(true);
-    expect(wrong.content[0]!.text).toMatch(
+    expect(wrong.text).toMatch(
       /Twilio refused the credential: Twilio answered HTTP 401: Authenticate \(Twilio error 20003\)\..*Nothing was stored/s,
     );
-    expect(p.sent().map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${ACCOUNT}.json`]);
+    p.expectSent({ method: 'GET', url: `${ACCOUNT}.json` });
 
-    const malformed = await p.client.callTool('connect_provider', {
-      provider: 'twilio',
-      credentials: { account_sid: 'SK0123', auth_token: TOKEN },
-    });
-    expect(malformed.content[0]!.text).toContain(
-      'credentials.account_sid does not look like a Twilio Account SID',
-    );
+    const malformed = await p.connectProvider({ account_sid: 'SK0123', auth_token: TOKEN });
+    expect(malformed.text).toContain('credentials.account_sid does not look like a Twilio Account SID');
   });
 
   it('connects and names the account by its friendly name', async () => {
-    const connected = await p.client.callTool('connect_provider', {
-      provider: 'twilio',
-      credentials: { account_sid: SID, auth_token: TOKEN },
-    });
-    expect(connected.content[0]!.text).toContain('Connected Twilio as Acme Support');
-    expect(p.sent()).toHaveLength(1);
+    const connected = await p.connectProvider({ account_sid: SID, auth_token: TOKEN });
+    expect(connected.text).toContain('Connected Twilio as Acme Support');
+    p.expectSent({ method: 'GET', url: `${ACCOUNT}.json`, headers: { authorization: BASIC } });
   });
 
   it('sends a message under the connection’s account, form-encoded with repeated MediaUrl', async () => {
-    const sent = await p.client.callTool('twilio_send_message', {
+    const sent = await p.call('twilio_send_message', {
       To: '+14155552671',
       From: '+14155550100',
       Body: 'Your code is 123456',
       MediaUrl: ['https://acme.test/a.png', 'https://acme.test/b.png'],
     });
     expect(sent.isError).toBeFalsy();
-    expect(sent.content[0]!.text).toContain('SM1f0e8ae6ade43cb3c0ce4525424e404f');
-    const [request] = p.sent();
-    expect(request).toMatchObject({ method: 'POST', url: `${ACCOUNT}/Messages.json` });
-    expect(request!.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(formBody(request)).toEqual([
-      ['To', '+14155552671'],
-      ['From', '+14155550100'],
-      ['Body', 'Your code is 123456'],
-      ['MediaUrl', 'https://acme.test/a.png'],
-      ['MediaUrl', 'https://acme.test/b.png'],
-    ]);
+    expect(sent.text).toContain('SM1f0e8ae6ade43cb3c0ce4525424e404f');
+    p.expectSent({
+      method: 'POST',
+      url: `${ACCOUNT}/Messages.json`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      form: [
+        ['To', '+14155552671'],
+        ['From', '+14155550100'],
+        ['Body', 'Your code is 123456'],
+        ['MediaUrl', 'https://acme.test/a.png'],
+        ['MediaUrl', 'https://acme.test/b.png'],
+      ],
+    });
   });
 
   it('lists messages with Twilio’s PascalCase filters', async () => {
-    const listed = await p.client.callTool('twilio_list_messages', { To: '+14155552671', PageSize: 20 });
+    const listed = await p.call('twilio_list_messages', { To: '+14155552671', PageSize: 20 });
     expect(listed.isError).toBeFalsy();
-    expect(listed.content[0]!.text).toContain('delivered');
-    expect(p.sent()[0]!.url).toBe(`${ACCOUNT}/Messages.json?To=%2B14155552671&PageSize=20`);
+    expect(listed.text).toContain('delivered');
+    p.expectSent({ method: 'GET', url: `${ACCOUNT}/Messages.json?To=%2B14155552671&PageSize=20` });
   });
 
   it('passes Twilio’s error message to the agent, and its 429 with Retry-After', async () => {
-    const invalid = await p.client.callTool('twilio_send_message', {
+    const invalid = await p.call('twilio_send_message', {
       To: '+1555',
       From: '+14155550100',
       Body: 'x',
     });
     expect(invalid.isError).toBe(true);
-    expect(invalid.content[0]!.text).toContain(
-      "twilio returned HTTP 400 Bad Request: Invalid 'To' Phone Number: +1555",
-    );
+    expect(invalid.text).toContain("twilio returned HTTP 400 Bad Request: Invalid 'To' Phone Number: +1555");
 
-    const limited = await p.client.callTool('twilio_list_calls', {});
+    const limited = await p.call('twilio_list_calls', {});
     expect(limited.isError).toBe(true);
-    expect(limited.content[0]!.text).toMatch(
+    expect(limited.text).toMatch(
       /Too Many Requests\ntwilio is rate limiting these calls: retry after 2 seconds/,
     );
-    expect(p.sent().map((r) => r.url)).toEqual([`${ACCOUNT}/Messages.json`, `${ACCOUNT}/Calls.json`]);
+    p.expectSent(
+      {
+        method: 'POST',
+        url: `${ACCOUNT}/Messages.json`,
+        form: [
+          ['To', '+1555'],
+          ['From', '+14155550100'],
+          ['Body', 'x'],
+        ],
+      },
+      { method: 'GET', url: `${ACCOUNT}/Calls.json` },
+    );
   });
 });

@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLUGINS } from '../../../plugins/index.js';
+import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
-import {
-  jsonAnswer,
-  jsonBody,
-  startLoopbackProvider,
-  type Answer,
-  type LoopbackProvider,
-} from './helpers.js';
+import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'wAhT6t0pXbyJkmEjWVr4zX2sqdLxBMGJgr1Tj5ZP';
@@ -67,64 +60,45 @@ function zendesk(req: Received): Answer {
   return jsonAnswer(404, { error: 'InvalidEndpoint', description: `Not found: ${route}` });
 }
 
-let p: LoopbackProvider;
-
-beforeAll(async () => {
-  p = await startLoopbackProvider({
-    provider: 'zendesk',
-    respond: zendesk,
-    basePath: '/api/v2',
-    plugins: PLUGINS,
-  });
-});
-afterAll(() => p.close());
+const p = useProviderHarness({ provider: 'zendesk', auth: 'connect', answer: zendesk, basePath: '/api/v2' });
 
 describe('zendesk through /mcp/', () => {
   it('needs a subdomain that is one DNS label, and refuses a wrong token', async () => {
-    const host = await p.client.callTool('connect_provider', {
-      provider: 'zendesk',
-      credentials: { email: EMAIL, api_token: TOKEN },
-      fields: { subdomain: 'acme.evil.test' },
-    });
-    expect(host.content[0]!.text).toContain('fields.subdomain is not a valid Zendesk subdomain');
-    const wrong = await p.client.callTool('connect_provider', {
-      provider: 'zendesk',
-      credentials: { email: EMAIL, api_token: 'nope' },
-      fields: { subdomain: 'acme' },
-    });
-    expect(wrong.content[0]!.text).toMatch(
-      /Zendesk refused the credential \(HTTP 401: Couldn't authenticate you\)/,
-    );
-    expect(p.sent().map((r) => r.url)).toEqual(['/api/v2/users/me.json']);
+    const host = await p.connectProvider({ email: EMAIL, api_token: TOKEN }, { subdomain: 'acme.evil.test' });
+    expect(host.text).toContain('fields.subdomain is not a valid Zendesk subdomain');
+    const wrong = await p.connectProvider({ email: EMAIL, api_token: 'nope' }, { subdomain: 'acme' });
+    expect(wrong.text).toMatch(/Zendesk refused the credential \(HTTP 401: Couldn't authenticate you\)/);
+    p.expectSent({ method: 'GET', url: '/api/v2/users/me.json' });
   });
 
   it('connects with {email}/token and the API token over HTTP basic, named by /users/me', async () => {
-    const connected = await p.client.callTool('connect_provider', {
-      provider: 'zendesk',
-      credentials: { email: EMAIL, api_token: TOKEN },
-      fields: { subdomain: 'acme' },
-    });
-    expect(connected.content[0]!.text).toContain(`Connected Zendesk as ${EMAIL}`);
-    const [verify] = p.sent();
-    expect(verify).toMatchObject({ method: 'GET', url: '/api/v2/users/me.json' });
+    const connected = await p.connectProvider({ email: EMAIL, api_token: TOKEN }, { subdomain: 'acme' });
+    expect(connected.text).toContain(`Connected Zendesk as ${EMAIL}`);
+    const [verify] = p.expectSent(
+      { method: 'GET', url: '/api/v2/users/me.json' },
+      { method: 'GET', url: '/api/v2/users/me.json' },
+    );
     expect(Buffer.from(verify!.headers.authorization!.slice('Basic '.length), 'base64').toString()).toBe(
       `${EMAIL}/token:${TOKEN}`,
     );
   });
 
   it('searches with Zendesk’s query syntax and pages tickets with page[size] and page[after]', async () => {
-    const found = await p.client.callTool('zendesk_search', {
+    const found = await p.call('zendesk_search', {
       query: 'type:ticket status:open',
       sort_by: 'updated_at',
       per_page: 25,
     });
-    expect(found.content[0]!.text).toContain('Printer is on fire');
-    const listed = await p.client.callTool('zendesk_list_tickets', { page: { size: 25, after: 'xyz' } });
+    expect(found.text).toContain('Printer is on fire');
+    const listed = await p.call('zendesk_list_tickets', { page: { size: 25, after: 'xyz' } });
     expect(listed.isError).toBeFalsy();
-    expect(p.sent().map((r) => r.url)).toEqual([
-      '/api/v2/search.json?query=type%3Aticket%20status%3Aopen&sort_by=updated_at&per_page=25',
-      '/api/v2/tickets.json?page[size]=25&page[after]=xyz',
-    ]);
+    p.expectSent(
+      {
+        method: 'GET',
+        url: '/api/v2/search.json?query=type%3Aticket%20status%3Aopen&sort_by=updated_at&per_page=25',
+      },
+      { method: 'GET', url: '/api/v2/tickets.json?page[size]=25&page[after]=xyz' },
+    );
   });
 
   it('creates a ticket with its first comment and requester', async () => {
@@ -135,42 +109,46 @@ describe('zendesk through /mcp/', () => {
       priority: 'high',
       type: 'incident',
     };
-    const created = await p.client.callTool('zendesk_create_ticket', { ticket });
-    expect(created.content[0]!.text).toContain('35436');
-    const [sent] = p.sent();
-    expect(sent).toMatchObject({ method: 'POST', url: '/api/v2/tickets.json' });
-    expect(sent!.headers['content-type']).toBe('application/json');
-    expect(jsonBody(sent)).toEqual({ ticket });
+    const created = await p.call('zendesk_create_ticket', { ticket });
+    expect(created.text).toContain('35436');
+    p.expectSent({
+      method: 'POST',
+      url: '/api/v2/tickets.json',
+      headers: { 'content-type': 'application/json' },
+      json: { ticket },
+    });
   });
 
   it('shows Zendesk’s validation details and not-found description to the agent', async () => {
-    const closed = await p.client.callTool('zendesk_update_ticket', {
+    const closed = await p.call('zendesk_update_ticket', {
       ticket_id: 35436,
       ticket: { comment: { body: 'Any news?', public: false }, status: 'open' },
     });
     expect(closed.isError).toBe(true);
-    expect(closed.content[0]!.text).toBe(
+    expect(closed.text).toBe(
       'zendesk returned HTTP 422 Unprocessable Entity: RecordInvalid: Record validation errors ' +
         '(Status: closed prevents ticket update).\n' +
         'Fix the arguments as the message says; a closed ticket cannot be updated at all.',
     );
-    expect(jsonBody(p.sent()[0])).toEqual({
-      ticket: { comment: { body: 'Any news?', public: false }, status: 'open' },
+    p.expectSent({
+      method: 'PUT',
+      url: '/api/v2/tickets/35436.json',
+      json: { ticket: { comment: { body: 'Any news?', public: false }, status: 'open' } },
     });
 
-    const missing = await p.client.callTool('zendesk_get_ticket', { ticket_id: 99 });
-    expect(missing.content[0]!.text).toMatch(
+    const missing = await p.call('zendesk_get_ticket', { ticket_id: 99 });
+    expect(missing.text).toMatch(
       /^zendesk returned HTTP 404 Not Found: RecordNotFound: Not found\.\nCheck the ids/,
     );
-    expect(p.sent()[0]!.url).toBe('/api/v2/tickets/99.json');
+    p.expectSent({ method: 'GET', url: '/api/v2/tickets/99.json' });
   });
 
   it('passes a 429 with Retry-After on as a wait', async () => {
-    const limited = await p.client.callTool('zendesk_search_users', { query: 'jane@example.com' });
+    const limited = await p.call('zendesk_search_users', { query: 'jane@example.com' });
     expect(limited.isError).toBe(true);
-    expect(limited.content[0]!.text).toMatch(
+    expect(limited.text).toMatch(
       /HTTP 429 Too Many Requests: Number of allowed API requests per minute exceeded\nzendesk is rate limiting these calls: retry after 7 seconds/,
     );
-    expect(p.sent()).toHaveLength(1);
+    p.expectSent({ method: 'GET', url: '/api/v2/users/search.json?query=jane%40example.com' });
   });
 });
