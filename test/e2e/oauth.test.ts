@@ -178,6 +178,24 @@ describe('OAuth2 connections end to end', () => {
     expect((await alice.callTool('acme_me')).isError).toBeFalsy();
   });
 
+  it('reports a refresh that fails for now as temporary, keeps the connection, and succeeds later', async () => {
+    const record = (await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme'))!;
+    await tg.gateway.store.swapConnectionCredentials(scope(null, 'alice'), 'acme', record.credentials, {
+      credentials: record.credentials,
+      expiresAt: new Date(Date.now() - 1_000).toISOString(),
+    });
+    const before = refreshes();
+    // Three attempts (one try, two retries with backoff), all answered 503.
+    auth.failNextTokenRequests(3, 503);
+    const failed = await alice.callTool('acme_me');
+    expect(failed.isError).toBe(true);
+    expect(failed.content[0]!.text).toContain('This is temporary: try the call again in a minute.');
+    expect(refreshes() - before).toBe(3);
+    expect((await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme'))!.state).toBe('connected');
+    const later = await alice.callTool('acme_me');
+    expect(later.isError).toBeFalsy();
+  });
+
   it('turns a revoked grant into re-approval needed with a reconnect link, and reconnecting restores it', async () => {
     auth.revokeGrantsOf('alice');
     const refused = await alice.callTool('acme_me');
