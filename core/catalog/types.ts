@@ -57,6 +57,16 @@ export interface RequestPlan {
   server?: string;
 }
 
+/** What tools/list shows of a tool (system, compiled and plugin tools alike). */
+export interface ToolDescriptor {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+}
+
 export interface CompiledTool {
   /** `<provider>_<operation>`, matching TOOL_NAME_PATTERN. */
   name: string;

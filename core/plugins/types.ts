@@ -6,21 +6,16 @@
  * database.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { CompiledTool, JsonSchema, RequestPlan, ToolAnnotations } from '../catalog/types.js';
+import type { CompiledTool, RequestPlan, ToolDescriptor } from '../catalog/types.js';
 
 /** What a plugin tool returns: an MCP tool result (`isError: true` for provider failures). */
 export type PluginToolResult = CallToolResult;
 
-/** A plugin tool as the catalog sees it: enough to list, categorise and validate it. */
-export interface PluginToolDeclaration {
-  /** Full tool name, `<provider>_<name>` (TOOL_NAME_PATTERN). */
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
-  annotations?: ToolAnnotations;
-}
+/**
+ * A plugin tool as the catalog sees it: enough to list, categorise and validate it. Its name is
+ * the full tool name, `<provider>_<name>` (TOOL_NAME_PATTERN).
+ */
+export type PluginToolDeclaration = ToolDescriptor;
 
 export interface PluginTool extends PluginToolDeclaration {
   /** Runs the tool; arguments have already been validated against `inputSchema`. */

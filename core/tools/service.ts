@@ -1,14 +1,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
-import type { CatalogSnapshot, CompiledTool, JsonSchema, ProviderEntry } from '../catalog/types.js';
+import type {
+  CatalogSnapshot,
+  CompiledTool,
+  JsonSchema,
+  ProviderEntry,
+  ToolDescriptor,
+} from '../catalog/types.js';
 import { validateArguments } from './args.js';
-import {
-  INVALID_PARAMS,
-  ToolCallError,
-  type CallContext,
-  type SystemTool,
-  type ToolDescriptor,
-} from './types.js';
+import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
 
 /** Runs one provider tool for a caller (the executor; connections decide the credential). */
 export type ProviderToolRunner = (

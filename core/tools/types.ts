@@ -1,16 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
-import type { JsonSchema, ToolAnnotations } from '../catalog/types.js';
-
-/** What tools/list shows of a tool. */
-export interface ToolDescriptor {
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
-  annotations?: ToolAnnotations;
-}
+import type { ToolDescriptor } from '../catalog/types.js';
 
 /** What a call may use of the channel it arrived on. */
 export interface CallContext {
