@@ -62,6 +62,22 @@ const INPUT: JsonSchema = {
 };
 const WRITE = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 
+/** Builds the message from the arguments and POSTs it (wrapped as `wrap` says) to `path`. */
+async function postMessage(
+  args: Record<string, unknown>,
+  ctx: PluginContext,
+  path: string,
+  wrap: (message: unknown) => unknown,
+): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; result: PluginToolResult }> {
+  const prepared = await prepare(args as unknown as ComposeArgs, ctx);
+  if (!prepared.ok) return prepared;
+  const response = await ctx.http.request({ method: 'POST', path, json: wrap(prepared.message) });
+  if (response.status < 200 || response.status > 299 || !isRecord(response.body)) {
+    return { ok: false, result: gmailFailure(response) };
+  }
+  return { ok: true, body: response.body };
+}
+
 /** The composing tools. */
 export const composeTools: PluginTool[] = [
   {
@@ -85,16 +101,9 @@ export const composeTools: PluginTool[] = [
     },
     annotations: WRITE,
     async handler(args, ctx) {
-      const prepared = await prepare(args as unknown as ComposeArgs, ctx);
-      if (!prepared.ok) return prepared.result;
-      const response = await ctx.http.request({
-        method: 'POST',
-        path: '/users/me/messages/send',
-        json: prepared.message,
-      });
-      if (response.status < 200 || response.status > 299 || !isRecord(response.body))
-        return gmailFailure(response);
-      const sent = response.body;
+      const posted = await postMessage(args, ctx, '/users/me/messages/send', (message) => message);
+      if (!posted.ok) return posted.result;
+      const sent = posted.body;
       return {
         content: [
           { type: 'text', text: `Sent: message ${String(sent.id)} in thread ${String(sent.threadId)}.` },
@@ -121,16 +130,9 @@ export const composeTools: PluginTool[] = [
     },
     annotations: WRITE,
     async handler(args, ctx) {
-      const prepared = await prepare(args as unknown as ComposeArgs, ctx);
-      if (!prepared.ok) return prepared.result;
-      const response = await ctx.http.request({
-        method: 'POST',
-        path: '/users/me/drafts',
-        json: { message: prepared.message },
-      });
-      if (response.status < 200 || response.status > 299 || !isRecord(response.body))
-        return gmailFailure(response);
-      const draft = response.body;
+      const posted = await postMessage(args, ctx, '/users/me/drafts', (message) => ({ message }));
+      if (!posted.ok) return posted.result;
+      const draft = posted.body;
       return {
         content: [
           {
