@@ -63,6 +63,23 @@ describe('toolgate serve on an empty data dir', () => {
     );
     expect(await client.listToolNames()).toEqual(SYSTEM_TOOLS);
     await client.close();
+    // SIGHUP reloads the catalog (the bundled manifests) without a restart.
+    const loads = () =>
+      first
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"code":"TG_CATALOG_LOADED"')).length;
+    const before = loads();
+    const reloaded = new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (loads() > before) resolve();
+        else first.child.stdout!.once('data', check);
+      };
+      check();
+    });
+    first.child.kill('SIGHUP');
+    await reloaded;
+    expect(first.output()).toMatch(/"code":"TG_CATALOG_LOADED","trigger":"request"/);
     expect(await first.stop()).toBe(0);
 
     const second = await serve(env);
