@@ -30,6 +30,8 @@ export interface Config {
   logLevel: string;
   /** Upper bound on waiting for in-flight calls at shutdown. */
   shutdownGraceMs: number;
+  /** Dashboard sign-in: failures are counted over this window, and a locked source waits it out. */
+  signInWindowMs: number;
   env: NodeJS.ProcessEnv;
 }
 
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshMarginMs: integer(env, 'TOOLGATE_REFRESH_MARGIN_MS', 300_000, 0, 86_400_000),
     logLevel: env.TOOLGATE_LOG_LEVEL || 'info',
     shutdownGraceMs: integer(env, 'TOOLGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    signInWindowMs: integer(env, 'TOOLGATE_SIGNIN_WINDOW_SECONDS', 900, 1, 86_400) * 1_000,
     env,
   };
 }

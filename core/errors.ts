@@ -88,6 +88,15 @@ export const ERRORS = {
     message:
       'The admin API needs Authorization: Bearer <token>, with the token from admin.token in the data dir.',
   },
+  TG_ERR_INVALID_INPUT: {
+    status: 400,
+    message: 'A field of the request is missing or invalid; the message names it and says what it accepts.',
+  },
+  TG_ERR_RECORD_NOT_FOUND: {
+    status: 404,
+    message:
+      'No record has this id. List them first (toolgate keys list, toolgate reports list) and copy the id.',
+  },
   TG_ERR_UNAVAILABLE: {
     status: 503,
     message: 'The gateway is shutting down or its store is unreachable. Retry shortly.',

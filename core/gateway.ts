@@ -11,9 +11,12 @@ import { OAuthFlows } from './connections/oauth.js';
 import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
 import { adminRoutes } from './http/admin.js';
+import { AdminOperations } from './http/admin-operations.js';
 import { createApp } from './http/app.js';
 import { authenticate, hostGuard } from './http/auth.js';
 import { connectPageRoutes } from './http/connect-page.js';
+import { dashboardRoutes } from './http/dashboard/index.js';
+import { generatePassword, hashPassword } from './http/dashboard/password.js';
 import { oauthRoutes } from './http/oauth-pages.js';
 import { healthRoutes } from './http/health.js';
 import { mcpRoutes } from './http/mcp.js';
@@ -86,6 +89,8 @@ export class Gateway {
   readonly catalog: CatalogHolder;
   readonly oauthApps: OAuthApps;
   readonly oauth: OAuthFlows;
+  /** What operators do, through the admin API and the dashboard alike. */
+  readonly operations: AdminOperations;
   private readonly modern: ModernLeg;
   private readonly timers: NodeJS.Timeout[] = [];
   private lastSweep = new Date().toISOString();
@@ -167,9 +172,10 @@ export class Gateway {
       log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed');
     const legacy = { sessions: this.sessions, tools, hub: this.hub, onError };
     this.modern = new ModernLeg({ tools, hub: this.hub, onError });
+    const guardHost = hostGuard(config.baseUrl, config.allowedHosts);
     mcpRoutes(this.app, {
       authenticate: (request) => authenticate(request, this.keys),
-      guardHost: hostGuard(config.baseUrl, config.allowedHosts),
+      guardHost,
       modern: this.modern,
       streamable: new StreamableLeg(legacy),
       legacySse: new LegacySseLeg({
@@ -180,7 +186,9 @@ export class Gateway {
     connectPageRoutes(this.app, { catalog, connections: this.connections });
     oauthRoutes(this.app, this.oauth);
     healthRoutes(this.app, { store, catalog });
-    adminRoutes(this.app, this);
+    this.operations = new AdminOperations(this);
+    adminRoutes(this.app, config, this.operations);
+    dashboardRoutes(this.app, { config, store, ops: this.operations, guardHost });
 
     catalog.on('changed', (providers) => void this.notifyProvidersChanged(providers));
     catalog.on('reloaded', (report) => this.logReload(report, 'watcher'));
@@ -227,14 +235,26 @@ export class Gateway {
   }
 
   /**
-   * On an empty data dir, once: creates the default client and a solo key, and returns the raw key
-   * for the first-start banner (printed to stdout by the CLI, never through the logger).
+   * What the first-start banner shows (printed to stdout by the CLI, never through the logger). On
+   * an empty data dir, once: the default client's solo key. Whenever no dashboard password is set
+   * yet (first start, or the first start of a version with the dashboard): a generated one, stored
+   * only as its scrypt hash.
    */
-  async bootstrap(): Promise<string | undefined> {
-    if (!(await this.store.setMetaOnce('bootstrapped_at', new Date().toISOString()))) return undefined;
-    if ((await this.store.listApiKeys()).length > 0) return undefined;
-    const { key } = await this.keys.create('default', 'solo');
-    return key;
+  async bootstrap(): Promise<{ key?: string; adminPassword?: string }> {
+    const out: { key?: string; adminPassword?: string } = {};
+    if (
+      (await this.store.setMetaOnce('bootstrapped_at', new Date().toISOString())) &&
+      (await this.store.listApiKeys()).length === 0
+    ) {
+      out.key = (await this.keys.create('default', 'solo')).key;
+    }
+    if ((await this.store.getAdminPasswordHash()) === undefined) {
+      const password = generatePassword();
+      // Only if still unset: another process may have set one meanwhile.
+      if (await this.store.setAdminPasswordHash(await hashPassword(password), { onlyIfUnset: true }))
+        out.adminPassword = password;
+    }
+    return out;
   }
 
   async listen(): Promise<string> {

@@ -9,6 +9,8 @@ import { KeyService } from '../core/auth/key-service.js';
 import { KEY_TYPES, type KeyType } from '../core/auth/keys.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { Gateway, MASTER_KEY_WARNING, openCore } from '../core/gateway.js';
+import { mcpServersConfig } from '../core/http/admin-operations.js';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/http/dashboard/password.js';
 import { OAuthApps } from '../core/connections/oauth-apps.js';
 import { rotateMasterKey } from '../core/master-key.js';
 
@@ -32,23 +34,13 @@ const USAGE = `Usage: toolgate <command>
                                                   client secret is read from standard input or
                                                   TOOLGATE_OAUTH_CLIENT_SECRET, never from the command line
   oauth-app list                                  the OAuth apps, never their secrets
+  admin set-password                              set the dashboard's admin password, read from standard
+                                                  input or TOOLGATE_ADMIN_PASSWORD, never from the command
+                                                  line; signs every dashboard session out
 
 Settings come from the environment (TOOLGATE_*); see README.md.`;
 
 class UsageError extends Error {}
-
-/** The ready-to-paste JSON config of an MCP client for this gateway and key. */
-export function clientConfig(baseUrl: string, key: string, query = ''): string {
-  return JSON.stringify({
-    mcpServers: { toolgate: { url: `${baseUrl}/mcp/${query}`, headers: { 'X-API-Key': key } } },
-  });
-}
-
-const MODE_QUERY: Record<KeyType, string> = {
-  solo: '',
-  client: '?user_id=USER_ID',
-  platform: '?org_id=ORG_ID&user_id=USER_ID',
-};
 
 async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>): Promise<T> {
   const core = await openCore(config);
@@ -85,16 +77,23 @@ async function serve(config: Config): Promise<void> {
       .reloadCatalog()
       .catch((error: unknown) => gateway.app.log.error({ err: error }, 'catalog reload failed'));
   });
-  const firstKey = await gateway.bootstrap();
-  await gateway.listen();
-  if (firstKey !== undefined) {
-    // The banner goes to stdout directly, never through the logger: logs are shipped elsewhere.
+  const first = await gateway.bootstrap();
+  // Printed before listening: bootstrap happens once, so a failure to listen must not swallow the
+  // only copy of the key and password. It goes to stdout, never through the logger: logs are shipped.
+  if (first.key !== undefined || first.adminPassword !== undefined) {
     process.stdout.write(
       `\nToolgate is ready at ${config.baseUrl}/mcp/\n\n` +
-        `Your first API key (solo), shown only this once. Store it now:\n  ${firstKey}\n\n` +
-        `Paste this into your MCP client's configuration:\n${clientConfig(config.baseUrl, firstKey)}\n\n`,
+        (first.key === undefined
+          ? ''
+          : `Your first API key (solo), shown only this once. Store it now:\n  ${first.key}\n\n` +
+            `Paste this into your MCP client's configuration:\n${JSON.stringify(mcpServersConfig(config.baseUrl, first.key, 'solo'))}\n\n`) +
+        (first.adminPassword === undefined
+          ? ''
+          : `Dashboard: ${config.baseUrl}/dashboard  admin password: ${first.adminPassword}\n` +
+            '(shown only this once; change it with `toolgate admin set-password`)\n\n'),
     );
   }
+  await gateway.listen();
 }
 
 async function keysCommand(config: Config, args: string[]): Promise<void> {
@@ -112,7 +111,7 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
     const { key, record } = await withKeys(config, (keys) => keys.create(client, type));
     process.stdout.write(
       `Created ${record.id} for client "${record.clientName}" (${type} key). Copy the key now: it is not shown again.\n\n` +
-        `${key}\n\nMCP client configuration:\n${clientConfig(config.baseUrl, key, MODE_QUERY[type])}\n`,
+        `${key}\n\nMCP client configuration:\n${JSON.stringify(mcpServersConfig(config.baseUrl, key, type))}\n`,
     );
     return;
   }
@@ -222,15 +221,15 @@ async function catalogCommand(config: Config, args: string[]): Promise<void> {
   throw new UsageError(`Unknown catalog command: ${sub ?? '(none)'}`);
 }
 
-async function readSecret(): Promise<string> {
-  const fromEnv = process.env.TOOLGATE_OAUTH_CLIENT_SECRET;
-  if (fromEnv) return fromEnv.trim();
-  if (process.stdin.isTTY)
-    throw new UsageError('pipe the client secret on standard input, or set TOOLGATE_OAUTH_CLIENT_SECRET');
+/** A secret from `variable` or the first line of standard input: never argv (shell history, ps). */
+async function readSecret(variable: string, what: string): Promise<string> {
+  const fromEnv = process.env[variable];
+  if (fromEnv) return fromEnv;
+  if (process.stdin.isTTY) throw new UsageError(`pipe ${what} on standard input, or set ${variable}`);
   let input = '';
   for await (const chunk of process.stdin) input += (chunk as Buffer).toString();
-  const secret = input.split('\n', 1)[0]!.trim();
-  if (secret === '') throw new UsageError('the client secret on standard input is empty');
+  const secret = input.split(/\r?\n/, 1)[0]!;
+  if (secret.trim() === '') throw new UsageError(`${what} on standard input is empty`);
   return secret;
 }
 
@@ -295,7 +294,10 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
     const id = await apps.set(
       provider,
       owner,
-      { clientId: oauthClientId, clientSecret: await readSecret() },
+      {
+        clientId: oauthClientId,
+        clientSecret: (await readSecret('TOOLGATE_OAUTH_CLIENT_SECRET', 'the client secret')).trim(),
+      },
       Object.keys(branding).length > 0 ? branding : null,
     );
     process.stdout.write(
@@ -305,6 +307,27 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
   } finally {
     await core.store.close();
   }
+}
+
+async function adminCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'set-password') throw new UsageError(`Unknown admin command: ${sub ?? '(none)'}`);
+  if (rest.length > 0)
+    throw new UsageError(
+      'admin set-password takes no arguments: pipe the password on standard input or set TOOLGATE_ADMIN_PASSWORD (a password on the command line would stay in the shell history)',
+    );
+  const password = await readSecret('TOOLGATE_ADMIN_PASSWORD', 'the new admin password');
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new UsageError(`the admin password needs at least ${MIN_PASSWORD_LENGTH} characters`);
+  const core = await openCore(config);
+  try {
+    await core.store.setAdminPasswordHash(await hashPassword(password), { onlyIfUnset: false });
+  } finally {
+    await core.store.close();
+  }
+  process.stdout.write(
+    `The dashboard admin password is set, and every dashboard session is signed out. Sign in at ${config.baseUrl}/dashboard\n`,
+  );
 }
 
 async function rotateCommand(config: Config): Promise<void> {
@@ -347,6 +370,8 @@ async function main(argv: string[]): Promise<void> {
       return catalogCommand(config, rest);
     case 'oauth-app':
       return oauthAppCommand(config, rest);
+    case 'admin':
+      return adminCommand(config, rest);
     case 'master-key':
       if (rest[0] !== 'rotate') throw new UsageError(`Unknown master-key command: ${rest[0] ?? '(none)'}`);
       return rotateCommand(config);

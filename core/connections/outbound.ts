@@ -156,7 +156,7 @@ export class OutboundClient {
 
     try {
       let { method, body } = request;
-      let headers = lowerCaseNames({ 'user-agent': USER_AGENT, ...request.headers });
+      let headers = lowerCaseNames(request.headers, { 'user-agent': USER_AGENT });
       for (let hop = 0; ; hop++) {
         const response = await this.#dispatch(url, method, headers, body, controller.signal);
         const location = REDIRECT_STATUSES.has(response.statusCode)
@@ -379,10 +379,14 @@ function parseRedirect(location: string, from: URL): URL {
   return parseTarget(resolved);
 }
 
-// Later names win, so a caller's `User-Agent` replaces the default `user-agent`.
-function lowerCaseNames(headers: Readonly<Record<string, string>>): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) result[name.toLowerCase()] = value;
+// The defaults first and later names win, so a caller's `User-Agent` replaces the default
+// `user-agent`. (A key loop, not Object.entries: this runs on every provider call.)
+function lowerCaseNames(
+  headers: Readonly<Record<string, string>>,
+  defaults: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const result: Record<string, string> = { ...defaults };
+  for (const name of Object.keys(headers)) result[name.toLowerCase()] = headers[name]!;
   return result;
 }
 
@@ -397,35 +401,64 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readResponse(
+/**
+ * Reads the body, keeping at most `maxBytes`. It listens for 'data' rather than iterating with
+ * `for await`: the async iterator costs a promise and a microtask per chunk, on every provider call
+ * (scripts/bench). A failure of the stream (the deadline's or the caller's abort, a reset) rejects.
+ */
+function readResponse(
   response: Dispatcher.ResponseData,
   url: URL,
   maxBytes: number,
 ): Promise<OutboundResponse> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    if (size + chunk.length > maxBytes) {
-      chunks.push(chunk.subarray(0, maxBytes - size));
-      size = maxBytes;
-      truncated = true;
-      // Leaving the loop destroys the stream: the rest is never downloaded.
-      break;
-    }
-    chunks.push(chunk);
-    size += chunk.length;
-  }
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(response.headers))
-    if (value !== undefined) headers[name] = value;
-  return {
-    status: response.statusCode,
-    headers,
-    body: Buffer.concat(chunks, size),
-    truncated,
-    url: url.href,
-  };
+  return new Promise((resolve, reject) => {
+    const stream = response.body;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    let settled = false;
+    const finish = (): void => {
+      if (settled) return;
+      settled = true;
+      const headers: Record<string, string | string[]> = {};
+      for (const name of Object.keys(response.headers)) {
+        const value = response.headers[name];
+        if (value !== undefined) headers[name] = value;
+      }
+      resolve({
+        status: response.statusCode,
+        headers,
+        body: Buffer.concat(chunks, size),
+        truncated,
+        url: url.href,
+      });
+    };
+    stream.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      if (size + chunk.length > maxBytes) {
+        chunks.push(chunk.subarray(0, maxBytes - size));
+        size = maxBytes;
+        truncated = true;
+        // Destroying the stream stops the download: the rest is never read.
+        stream.destroy();
+        finish();
+        return;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    stream.once('end', finish);
+    const fail = (error: Error): void => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
+    stream.once('error', fail);
+    // Closed without 'end' or 'error': what `for await` reports as a premature close.
+    stream.once('close', () =>
+      fail(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })),
+    );
+  });
 }
 
 function toOutboundError(error: unknown, host: string, timeoutMs: number): unknown {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway.js';
+import type { AdminOperations, ProviderStatus } from './admin-operations.js';
 
 /**
  * The admin API, for operators' tools on the same machine (the `toolgate` command). It is
@@ -40,8 +40,35 @@ function guard(token: string): (request: FastifyRequest) => void {
   };
 }
 
-export function adminRoutes(app: FastifyInstance, gateway: Gateway): void {
-  const check = guard(adminToken(gateway.config));
+// A provider's status without its compiled tools and manifest (GET /admin/catalog/:id has those by
+// category).
+function providerSummary({ id, entry, state, findings }: ProviderStatus): Record<string, unknown> {
+  return {
+    id,
+    state,
+    ...(entry && {
+      displayName: entry.displayName,
+      authKind: entry.auth.kind,
+      contentHash: entry.contentHash,
+      tools: entry.tools.length,
+      categories: entry.categories.length,
+    }),
+    findings,
+  };
+}
+
+type Body = Record<string, unknown>;
+
+function body(request: FastifyRequest): Body {
+  return typeof request.body === 'object' && request.body !== null ? (request.body as Body) : {};
+}
+
+/**
+ * `/admin/*`: JSON over the operations the dashboard's forms use (admin-operations.ts), for the
+ * `toolgate` command and operators' scripts. README.md, "Admin API", lists every route.
+ */
+export function adminRoutes(app: FastifyInstance, config: Config, ops: AdminOperations): void {
+  const check = guard(adminToken(config));
   app.register(
     (admin, _options, done) => {
       admin.addHook('onRequest', (request, _reply, next) => {
@@ -52,7 +79,51 @@ export function adminRoutes(app: FastifyInstance, gateway: Gateway): void {
           next(error as Error);
         }
       });
-      admin.post('/catalog/reload', () => gateway.reloadCatalog());
+      admin.get('/clients', () => ops.clients());
+      admin.post('/clients', async (request, reply) =>
+        reply.code(201).send(await ops.createClient(body(request).name)),
+      );
+      admin.get('/keys', () => ops.keys());
+      admin.post('/keys', async (request, reply) => {
+        const { client, type } = body(request);
+        return reply.code(201).send(await ops.createKey(client, type));
+      });
+      admin.post<{ Params: { id: string } }>('/keys/:id/revoke', (request) =>
+        ops.revokeKey(request.params.id),
+      );
+      admin.post('/keys/test', (request) => ops.testKey(body(request).key));
+      admin.get<{ Querystring: { status?: string } }>('/reports', (request) =>
+        ops.reports(request.query.status),
+      );
+      admin.post<{ Params: { id: string } }>('/reports/:id/resolve', async (request) => {
+        await ops.resolveReport(request.params.id);
+        return { id: request.params.id, resolved: true };
+      });
+      admin.get('/catalog', () => {
+        const status = ops.catalog();
+        return { ...status, providers: status.providers.map(providerSummary) };
+      });
+      admin.get<{ Params: { id: string } }>('/catalog/:id', (request) => {
+        const status = ops.provider(request.params.id);
+        const tools = new Map(status.entry?.tools.map((t) => [t.name, t]));
+        return {
+          ...providerSummary(status),
+          categories: status.entry?.categories.map((c) => ({
+            id: c.id,
+            title: c.title,
+            tools: c.tools.map((name) => ({ name, description: tools.get(name)?.description ?? '' })),
+          })),
+        };
+      });
+      admin.post('/catalog/reload', () => ops.reloadCatalog());
+      admin.get('/organizations', () => ops.organizations());
+      admin.get('/oauth-apps', () => ops.oauthApps());
+      admin.put<{ Params: { provider: string } }>('/oauth-apps/:provider', async (request) => {
+        const input = body(request);
+        const owner = await ops.owner(input.client, input.org_id);
+        return ops.setOAuthApp(owner, { ...input, provider: request.params.provider });
+      });
+      admin.get('/connections', () => ops.connections());
       done();
     },
     { prefix: '/admin' },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 
 /** Markup that is already safe; anything else interpolated into `html` is escaped. */
@@ -48,32 +49,63 @@ button{margin-top:24px;width:100%;padding:11px;border:0;border-radius:8px;backgr
 .ok{color:var(--good)}.brand{display:flex;align-items:center;gap:12px;margin-bottom:16px}.brand img{width:40px;height:40px;border-radius:8px;object-fit:contain}
 ul{padding-left:20px}code{background:#f3f4f6;padding:1px 5px;border-radius:4px}`;
 
-/** A complete, self-contained page (no external assets, no script). */
-export function page(title: string, body: Html, accent?: string): string {
-  const accentRule = accent && /^#[0-9a-f]{3,8}$/i.test(accent) ? `:root{--accent:${accent}}` : '';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}${accentRule}</style></head><body><main>${body.html}</main></body></html>`;
+/** `selector{--accent:…}` for a colour like #1a73e8, or nothing for anything else (it lands in CSS). */
+export function accentRule(selector: string, accent: string | undefined): string {
+  return accent && /^#[0-9a-f]{3,8}$/i.test(accent) ? `${selector}{--accent:${accent}}` : '';
 }
 
 /**
- * Sends a page with headers for pages that carry one-time tokens: nothing cached, no referrer
- * (the token is in the URL), no framing, no script.
+ * A complete, self-contained document: the shared stylesheet plus a page's own rules, no external
+ * asset. An inline script must also be passed to `sendPage` (its hash goes into the CSP).
+ */
+export function htmlDocument(
+  title: string,
+  body: Html,
+  options: { style?: string; script?: string } = {},
+): string {
+  const script = options.script === undefined ? '' : `<script>${options.script}</script>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}${options.style ?? ''}</style></head><body>${body.html}${script}</body></html>`;
+}
+
+/** A one-card page (connect, consent, sign-in), optionally in an organization's accent colour. */
+export function page(title: string, body: Html, accent?: string): string {
+  return htmlDocument(title, html`<main>${body}</main>`, { style: accentRule(':root', accent) });
+}
+
+/**
+ * Sends a page with headers for pages that carry one-time tokens or secrets: nothing cached, no
+ * referrer by default (a token may be in the URL), no framing, and no script but the inline ones
+ * named here (allowed by their hash, never by 'unsafe-inline').
  */
 export function sendPage(
   reply: FastifyReply,
   status: number,
   document: string,
-  /** Origins a form of this page may lead to besides this one (a form posted here may redirect there). */
-  formTargets: readonly string[] = [],
+  options: {
+    /** Origins a form of this page may lead to besides this one (a form posted here may redirect there). */
+    formTargets?: readonly string[];
+    /** The exact source of each inline script of the page. */
+    scripts?: readonly string[];
+    /**
+     * 'same-origin' for pages without a token in their URL whose forms are checked for their Origin
+     * (the dashboard): under 'no-referrer' a browser posts their forms with `Origin: null`.
+     */
+    referrerPolicy?: 'no-referrer' | 'same-origin';
+  } = {},
 ): FastifyReply {
+  const forms = (options.formTargets ?? []).map((o) => ` ${o}`).join('');
+  const scripts = (options.scripts ?? []).map(
+    (source) => ` 'sha256-${createHash('sha256').update(source).digest('base64')}'`,
+  );
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', options.referrerPolicy ?? 'no-referrer')
     .header('x-frame-options', 'DENY')
     .header(
       'content-security-policy',
-      `default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'${formTargets.map((o) => ` ${o}`).join('')}; frame-ancestors 'none'`,
+      `default-src 'none'; style-src 'unsafe-inline'; img-src https: data:;${scripts.length > 0 ? ` script-src${scripts.join('')};` : ''} form-action 'self'${forms}; frame-ancestors 'none'`,
     )
     .send(document);
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth.js';
 import type { Branding, Scope } from '../store/types.js';
 import { html, page, sendPage, type Html } from './html.js';
@@ -31,6 +32,45 @@ function who(scope: Scope): string {
   return scope.orgId === null ? `user ${scope.userId}` : `user ${scope.userId} of ${scope.orgId}`;
 }
 
+/** What the consent start page says: which provider, for whom, with which permissions, whose brand. */
+export interface ConsentStart {
+  provider: ProviderEntry;
+  branding: Branding | null;
+  scope: Scope;
+  scopes: string[];
+}
+
+/**
+ * The consent start page's content, brand header included. `/oauth/start/<token>` serves it and the
+ * dashboard previews it, so an operator sees exactly what users will. Without `action` (a preview)
+ * the button leads nowhere.
+ */
+export function consentStart(info: ConsentStart, action?: string): Html {
+  const { provider, branding, scopes } = info;
+  const org = branding?.displayName;
+  const button = html`<button type="${action ? 'submit' : 'button'}">
+    Continue to ${provider.displayName}
+  </button>`;
+  return html`${brandHeader(branding)}
+    <h1>Connect ${provider.displayName}${org ? html` for ${org}` : ''}</h1>
+    <p>${provider.description}</p>
+    <p>
+      You will be sent to ${provider.displayName} to approve access for
+      ${who(info.scope)}${scopes.length > 0 ? html` with these permissions:` : '.'}
+    </p>
+    ${
+      scopes.length > 0
+        ? html`<ul>
+            ${scopes.map((s) => html`<li><code>${s}</code></li>`)}
+          </ul>`
+        : ''
+    }
+    <p class="muted">
+      The tokens are stored encrypted and used only for the calls your agent makes through this gateway.
+    </p>
+    ${action ? html`<form method="post" action="${action}">${button}</form>` : button}`;
+}
+
 /**
  * The OAuth pages: `/oauth/start/<token>` says what the user will approve and sends them to the
  * provider (the link is used up on that step, not by a mere visit); `/oauth/callback` is the one
@@ -40,36 +80,16 @@ export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
   app.get<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
     const info = await oauth.startInfo(request.params.token);
     if (!info) return sendPage(reply, 410, GONE);
-    const { provider, branding, scopes, authorizationOrigin } = info;
-    const org = branding?.displayName;
     return sendPage(
       reply,
       200,
-      branded(
-        `Connect ${provider.displayName}`,
-        branding,
-        html`<h1>Connect ${provider.displayName}${org ? html` for ${org}` : ''}</h1>
-          <p>${provider.description}</p>
-          <p>
-            You will be sent to ${provider.displayName} to approve access for
-            ${who(info.scope)}${scopes.length > 0 ? html` with these permissions:` : '.'}
-          </p>
-          ${
-            scopes.length > 0
-              ? html`<ul>
-                  ${scopes.map((s) => html`<li><code>${s}</code></li>`)}
-                </ul>`
-              : ''
-          }
-          <p class="muted">
-            The tokens are stored encrypted and used only for the calls your agent makes through this gateway.
-          </p>
-          <form method="post" action="/oauth/start/${request.params.token}">
-            <button type="submit">Continue to ${provider.displayName}</button>
-          </form>`,
+      page(
+        `Connect ${info.provider.displayName}`,
+        consentStart(info, `/oauth/start/${request.params.token}`),
+        info.branding?.accentColor,
       ),
       // The form's answer redirects to the provider: CSP form-action must allow that origin.
-      [authorizationOrigin],
+      { formTargets: [info.authorizationOrigin] },
     );
   });
 

@@ -1,7 +1,15 @@
 import type { Caller } from '../auth/caller.js';
 import type { ToolService } from '../tools/service.js';
 import { ToolCallError, type CallContext } from '../tools/types.js';
-import { encodeError, encodeResult, RPC, SERVER_INFO, type JsonRpcId } from './protocol.js';
+import {
+  encodeError,
+  encodeResult,
+  encodeResultBytes,
+  RPC,
+  SERVER_INFO,
+  type JsonRpcId,
+  type RpcBody,
+} from './protocol.js';
 
 /**
  * The lean JSON-RPC path: answers the methods an agent calls all the time (tools/list, tools/call,
@@ -23,6 +31,14 @@ const MODERN_LIST_TAIL = `"resultType":"complete","ttlMs":0,"cacheScope":"privat
   'io.modelcontextprotocol/serverInfo': SERVER_INFO,
 })}`;
 
+// tools/list results around the cached tools array (ToolService.listBytes): `{"tools":[...]}`, and
+// on 2026-07-28 the same object with the modern fields appended.
+const LIST_HEAD = Buffer.from('{"tools":');
+const LIST_END: Readonly<Record<Era, Buffer>> = {
+  legacy: Buffer.from('}'),
+  modern: Buffer.from(`,${MODERN_LIST_TAIL}}`),
+};
+
 /** The methods this path answers; anything else goes to the SDK (modern) or is not found (legacy). */
 export const LEAN_METHODS = new Set(['tools/list', 'tools/call', 'ping']);
 
@@ -37,16 +53,15 @@ export async function dispatch(
   tools: ToolService,
   era: Era,
   context: CallContext = {},
-): Promise<string> {
+): Promise<RpcBody> {
   const { id, method, params } = request;
   try {
     switch (method) {
       case 'ping':
         return encodeResult(id, era === 'modern' ? withTail('{}', MODERN_RESULT_TAIL) : '{}');
-      case 'tools/list': {
-        const list = `{"tools":${await tools.listJson(caller)}}`;
-        return encodeResult(id, era === 'modern' ? withTail(list, MODERN_LIST_TAIL) : list);
-      }
+      case 'tools/list':
+        // Bytes around cached bytes: one copy per request, no string building or re-encoding.
+        return encodeResultBytes(id, [LIST_HEAD, await tools.listBytes(caller), LIST_END[era]]);
       case 'tools/call': {
         const name = params?.name;
         if (typeof name !== 'string')

@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.js';
 import type { ToolService } from '../tools/service.js';
 import type { CallContext } from '../tools/types.js';
 import { dispatch, isNotification, isRequest, isResponse, type RpcRequest } from './dispatch.js';
-import { encodeError, RPC } from './protocol.js';
+import { encodeError, RPC, type RpcBody } from './protocol.js';
 import type { SessionRecord, SessionStore } from './sessions.js';
 
 /** What both older transports (2025 Streamable HTTP, 2024 HTTP+SSE) share. */
@@ -63,7 +63,7 @@ export async function answer(
   message: RpcRequest,
   caller: Caller,
   context: CallContext = {},
-): Promise<string> {
+): Promise<RpcBody> {
   try {
     return await dispatch(message, caller, deps.tools, 'legacy', context);
   } catch (error) {

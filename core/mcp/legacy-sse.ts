@@ -7,6 +7,7 @@ import {
   encodeResult,
   INSTRUCTIONS,
   negotiateLegacyVersion,
+  rpcText,
   SERVER_CAPABILITIES,
   SERVER_INFO,
 } from './protocol.js';
@@ -88,7 +89,7 @@ export class LegacySseLeg {
       });
       writer.send(encodeResult(message.id, result));
     } else if (isRequest(message)) {
-      writer.send(await answer(this.deps, request, message, caller));
+      writer.send(rpcText(await answer(this.deps, request, message, caller)));
     }
     return reply;
   }

@@ -15,7 +15,7 @@ import type { ToolService } from '../tools/service.js';
 import { ToolCallError } from '../tools/types.js';
 import { dispatch, LEAN_METHODS } from './dispatch.js';
 import { header } from './legacy-common.js';
-import { INSTRUCTIONS, SERVER_CAPABILITIES, SERVER_INFO } from './protocol.js';
+import { INSTRUCTIONS, JSON_CONTENT_TYPE, SERVER_CAPABILITIES, SERVER_INFO } from './protocol.js';
 import type { StreamHub } from './streams.js';
 
 export interface ModernDeps {
@@ -122,7 +122,7 @@ export class ModernLeg {
         'modern',
         { signal: abort.signal },
       );
-      await reply.code(200).type('application/json').send(body);
+      await reply.code(200).type(JSON_CONTENT_TYPE).send(body);
       return;
     }
     if (route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {

@@ -40,6 +40,30 @@ export function encodeResult(id: JsonRpcId, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
 }
 
+/**
+ * An encoded JSON-RPC message: text, or bytes when it was assembled from cached bytes (tools/list).
+ * HTTP responses take either as it is; SSE frames and batches need the text (`rpcText`).
+ */
+export type RpcBody = string | Buffer;
+
+/** What JSON answers are sent as; named in full because Fastify adds the charset to strings only. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+export function rpcText(body: RpcBody): string {
+  return typeof body === 'string' ? body : body.toString('utf8');
+}
+
+const RESULT_END = Buffer.from('}');
+
+/** A JSON-RPC success response whose result is the concatenation of already-encoded parts. */
+export function encodeResultBytes(id: JsonRpcId, resultParts: readonly Buffer[]): Buffer {
+  return Buffer.concat([
+    Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`),
+    ...resultParts,
+    RESULT_END,
+  ]);
+}
+
 export function encodeError(id: JsonRpcId | null, code: number, message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }

@@ -8,8 +8,10 @@ import { answer, header, isInitialize, messagesOf, ownedSession, type LegacyDeps
 import {
   encodeResult,
   INSTRUCTIONS,
+  JSON_CONTENT_TYPE,
   LEGACY_VERSIONS,
   negotiateLegacyVersion,
+  rpcText,
   SERVER_CAPABILITIES,
   SERVER_INFO,
   sseMessage,
@@ -70,14 +72,14 @@ export class StreamableLeg {
     const context = session?.elicitUrl ? this.elicitation(session.id) : {};
     const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, caller, context)));
     if (acceptsJson(request)) {
-      const body = Array.isArray(request.body) ? `[${answers.join(',')}]` : answers[0]!;
-      return reply.code(200).type('application/json').send(body);
+      const body = Array.isArray(request.body) ? `[${answers.map(rpcText).join(',')}]` : answers[0]!;
+      return reply.code(200).type(JSON_CONTENT_TYPE).send(body);
     }
     return reply
       .code(200)
       .header('content-type', 'text/event-stream')
       .header('cache-control', 'no-cache')
-      .send(answers.map(sseMessage).join(''));
+      .send(answers.map((answer) => sseMessage(rpcText(answer))).join(''));
   }
 
   private async initialize(

@@ -123,4 +123,28 @@ CREATE TABLE oauth_apps (
 CREATE INDEX oauth_apps_owner ON oauth_apps(provider, client_id, org_id, superseded_at);
 `,
   },
+  {
+    version: 4,
+    name: 'dashboard: admin credential, sessions, sign-in failures',
+    sql: `
+CREATE TABLE admin_credentials (
+  name TEXT PRIMARY KEY,
+  password_hash TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE dashboard_sessions (
+  id_hash TEXT PRIMARY KEY,
+  csrf_token TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);
+CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions(expires_at);
+CREATE TABLE signin_failures (
+  id TEXT PRIMARY KEY,
+  source TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX signin_failures_created ON signin_failures(created_at);
+`,
+  },
 ];

@@ -5,6 +5,10 @@ import type { KeyType } from '../auth/keys.js';
 import { newId } from './ids.js';
 import { MIGRATIONS } from './migrations.js';
 import type {
+  ConnectionCount,
+  ConnectionEventRecord,
+  DashboardSessionRecord,
+  OrganizationRecord,
   ConnectionEvent,
   ConnectionRecord,
   Branding,
@@ -627,6 +631,148 @@ export class SqliteStore implements Store {
       return count;
     });
     return Promise.resolve(run.immediate());
+  }
+
+  getAdminPasswordHash(): Promise<string | undefined> {
+    const row = this.stmt("SELECT password_hash FROM admin_credentials WHERE name = 'admin'").get() as
+      { password_hash: string } | undefined;
+    return Promise.resolve(row?.password_hash);
+  }
+
+  setAdminPasswordHash(hash: string, options: { onlyIfUnset: boolean }): Promise<boolean> {
+    const now = new Date().toISOString();
+    if (options.onlyIfUnset) {
+      const result = this.stmt(
+        "INSERT INTO admin_credentials (name, password_hash, updated_at) VALUES ('admin', ?, ?) ON CONFLICT (name) DO NOTHING",
+      ).run(hash, now);
+      return Promise.resolve(result.changes === 1);
+    }
+    this.db
+      .transaction(() => {
+        this.stmt(
+          `INSERT INTO admin_credentials (name, password_hash, updated_at) VALUES ('admin', ?, ?)
+           ON CONFLICT (name) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
+        ).run(hash, now);
+        this.stmt('DELETE FROM dashboard_sessions').run();
+        this.stmt('DELETE FROM signin_failures').run();
+      })
+      .immediate();
+    return Promise.resolve(true);
+  }
+
+  createDashboardSession(idHash: string, session: DashboardSessionRecord): Promise<void> {
+    this.stmt(
+      'INSERT INTO dashboard_sessions (id_hash, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?)',
+    ).run(idHash, session.csrfToken, session.createdAt, session.expiresAt);
+    return Promise.resolve();
+  }
+
+  getDashboardSession(idHash: string, now: string): Promise<DashboardSessionRecord | undefined> {
+    const row = this.stmt(
+      `SELECT csrf_token AS csrfToken, created_at AS createdAt, expires_at AS expiresAt
+       FROM dashboard_sessions WHERE id_hash = ? AND expires_at > ?`,
+    ).get(idHash, now);
+    return Promise.resolve(row as DashboardSessionRecord | undefined);
+  }
+
+  deleteDashboardSession(idHash: string): Promise<void> {
+    this.stmt('DELETE FROM dashboard_sessions WHERE id_hash = ?').run(idHash);
+    return Promise.resolve();
+  }
+
+  purgeDashboard(now: string, failuresBefore: string): Promise<void> {
+    this.stmt('DELETE FROM dashboard_sessions WHERE expires_at <= ?').run(now);
+    this.stmt('DELETE FROM signin_failures WHERE created_at < ?').run(failuresBefore);
+    return Promise.resolve();
+  }
+
+  addSignInFailure(source: string, at: string): Promise<void> {
+    this.stmt('INSERT INTO signin_failures (id, source, created_at) VALUES (?, ?, ?)').run(
+      newId('fail'),
+      source,
+      at,
+    );
+    return Promise.resolve();
+  }
+
+  listSignInFailures(since: string): Promise<{ source: string; at: string }[]> {
+    return Promise.resolve(
+      this.stmt(
+        'SELECT source, created_at AS at FROM signin_failures WHERE created_at >= ? ORDER BY created_at, id',
+      ).all(since) as { source: string; at: string }[],
+    );
+  }
+
+  clearSignInFailures(source: string): Promise<void> {
+    this.stmt('DELETE FROM signin_failures WHERE source = ?').run(source);
+    return Promise.resolve();
+  }
+
+  listOrganizations(): Promise<OrganizationRecord[]> {
+    // One scope row per (client, org, user): counting rows counts distinct users.
+    return Promise.resolve(
+      this.stmt(
+        `SELECT s.client_id AS clientId, c.name AS clientName, s.org_id AS orgId, COUNT(*) AS users,
+           MIN(s.created_at) AS firstSeenAt
+         FROM scopes s JOIN clients c ON c.id = s.client_id
+         WHERE s.org_id <> ''
+         GROUP BY s.client_id, c.name, s.org_id
+         ORDER BY c.name, s.org_id`,
+      ).all() as OrganizationRecord[],
+    );
+  }
+
+  countConnections(): Promise<ConnectionCount[]> {
+    const rows = this.stmt(
+      `SELECT s.client_id, c.name AS client_name, s.org_id, cn.provider, cn.state, COUNT(*) AS count
+       FROM connections cn JOIN scopes s ON s.id = cn.scope_id JOIN clients c ON c.id = s.client_id
+       GROUP BY s.client_id, c.name, s.org_id, cn.provider, cn.state
+       ORDER BY c.name, s.org_id, cn.provider, cn.state`,
+    ).all() as {
+      client_id: string;
+      client_name: string;
+      org_id: string;
+      provider: string;
+      state: ConnectionState;
+      count: number;
+    }[];
+    return Promise.resolve(
+      rows.map((r) => ({
+        clientId: r.client_id,
+        clientName: r.client_name,
+        orgId: r.org_id || null,
+        provider: r.provider,
+        state: r.state,
+        count: r.count,
+      })),
+    );
+  }
+
+  listConnectionEvents(limit: number): Promise<ConnectionEventRecord[]> {
+    const rows = this.stmt(
+      `SELECT s.client_id, c.name AS client_name, s.org_id, s.user_id, e.provider, e.event, e.detail, e.created_at
+       FROM connection_events e JOIN scopes s ON s.id = e.scope_id JOIN clients c ON c.id = s.client_id
+       ORDER BY e.created_at DESC, e.id DESC LIMIT ?`,
+    ).all(limit) as {
+      client_id: string;
+      client_name: string;
+      org_id: string;
+      user_id: string;
+      provider: string;
+      event: ConnectionEvent;
+      detail: string | null;
+      created_at: string;
+    }[];
+    return Promise.resolve(
+      rows.map((r) => ({
+        scope: { clientId: r.client_id, orgId: r.org_id || null, userId: r.user_id || null },
+        clientName: r.client_name,
+        provider: r.provider,
+        event: r.event,
+        detail: r.detail,
+        createdAt: r.created_at,
+      })),
+    );
   }
 }
 

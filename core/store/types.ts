@@ -131,6 +131,44 @@ export interface ExpiringConnection {
   expiresAt: string;
 }
 
+/** A dashboard session, stored under the hash of the id its cookie carries. */
+export interface DashboardSessionRecord {
+  /** The synchronizer token every form of this session posts back. */
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** An organization seen under a client (3-level scopes), with how many users it has. */
+export interface OrganizationRecord {
+  clientId: string;
+  clientName: string;
+  orgId: string;
+  users: number;
+  firstSeenAt: string;
+}
+
+/** How many connections to a provider are in a state, for one client and organization. */
+export interface ConnectionCount {
+  clientId: string;
+  clientName: string;
+  /** null: users directly under the client (solo and 2-level). */
+  orgId: string | null;
+  provider: string;
+  state: ConnectionState;
+  count: number;
+}
+
+/** One entry of the connection history (never a credential). */
+export interface ConnectionEventRecord {
+  scope: Scope;
+  clientName: string;
+  provider: string;
+  event: ConnectionEvent;
+  detail: string | null;
+  createdAt: string;
+}
+
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
   migrate(): Promise<number[]>;
@@ -222,4 +260,30 @@ export interface Store {
    * all are re-encrypted or none is. Returns how many were.
    */
   resealAll(reseal: (item: SealedItem) => string): Promise<number>;
+
+  /** The dashboard admin's password hash (see http/dashboard/password.ts), if one was set. */
+  getAdminPasswordHash(): Promise<string | undefined>;
+  /**
+   * Stores the admin's password hash; with `onlyIfUnset`, only when there is none yet (returns
+   * whether this call stored it). Replacing a hash signs every dashboard session out and clears
+   * the sign-in failures, in the same transaction.
+   */
+  setAdminPasswordHash(hash: string, options: { onlyIfUnset: boolean }): Promise<boolean>;
+  createDashboardSession(idHash: string, session: DashboardSessionRecord): Promise<void>;
+  /** The session, when it exists and has not expired at `now`. */
+  getDashboardSession(idHash: string, now: string): Promise<DashboardSessionRecord | undefined>;
+  deleteDashboardSession(idHash: string): Promise<void>;
+  /** Deletes sessions expired at `now` and sign-in failures recorded before `failuresBefore`. */
+  purgeDashboard(now: string, failuresBefore: string): Promise<void>;
+  addSignInFailure(source: string, at: string): Promise<void>;
+  /** Failed sign-ins at or after `since`, oldest first. */
+  listSignInFailures(since: string): Promise<{ source: string; at: string }[]>;
+  clearSignInFailures(source: string): Promise<void>;
+
+  /** Every organization seen (3-level scopes), by client name then org_id. */
+  listOrganizations(): Promise<OrganizationRecord[]>;
+  /** Connections counted per client, organization, provider and state. */
+  countConnections(): Promise<ConnectionCount[]>;
+  /** The most recent connection events, newest first. */
+  listConnectionEvents(limit: number): Promise<ConnectionEventRecord[]>;
 }

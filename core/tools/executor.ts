@@ -62,6 +62,13 @@ export interface ExecutorDeps {
  * answer. Plugins are called at their hooks with a narrow context.
  */
 export class Executor {
+  /**
+   * TOOLGATE_PROVIDER_<ID>[_<SERVER>]_BASE_URL by provider and setting. The environment is read
+   * once per name, as every other setting is (config.ts): a process.env lookup costs microseconds,
+   * on every provider call.
+   */
+  private readonly overrides = new Map<string, string | undefined>();
+
   constructor(private readonly deps: ExecutorDeps) {}
 
   async run(
@@ -196,12 +203,8 @@ export class Executor {
         throw new ProviderSetupError(`${provider.displayName} is not connected: no webhook URL is stored.`);
       return url;
     }
-    const override = providerSetting(
-      this.deps.config,
-      provider.id,
-      server ? `${server.toUpperCase()}_BASE_URL` : 'BASE_URL',
-    );
-    if (override) return override.replace(/\/+$/, '');
+    const override = this.override(provider.id, server);
+    if (override !== undefined) return override;
     const spec = server ? provider.spec.api?.servers?.[server] : provider.spec.api?.base_url;
     if (spec === undefined)
       throw new ProviderSetupError(
@@ -227,6 +230,15 @@ export class Executor {
         return value;
       })
       .replace(/\/+$/, '');
+  }
+
+  /** The configured base URL override of a provider (or one of its servers), without trailing slashes. */
+  private override(providerId: string, server: string | undefined): string | undefined {
+    const name = server ? `${server.toUpperCase()}_BASE_URL` : 'BASE_URL';
+    const key = `${providerId} ${name}`;
+    if (!this.overrides.has(key))
+      this.overrides.set(key, providerSetting(this.deps.config, providerId, name)?.replace(/\/+$/, ''));
+    return this.overrides.get(key);
   }
 
   /** Adds the manifest's static headers and the connection's credentials to a request. */

@@ -5,20 +5,26 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = fileURLToPath(new URL('../../scripts/toolgate.ts', import.meta.url));
 
 /** Starts the real `toolgate` command (from source, through tsx) with the given environment. */
-export function spawnToolgate(args: string[], env: Record<string, string>): ChildProcess {
+export function spawnToolgate(
+  args: string[],
+  env: Record<string, string>,
+  stdin: 'ignore' | 'pipe' = 'ignore',
+): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
   });
 }
 
-/** Runs `toolgate ...` to completion. */
+/** Runs `toolgate ...` to completion, with `input` on its standard input when given. */
 export function runToolgate(
   args: string[],
   env: Record<string, string>,
+  input?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnToolgate(args, env);
+  const child = spawnToolgate(args, env, input === undefined ? 'ignore' : 'pipe');
+  if (input !== undefined) child.stdin!.end(input);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

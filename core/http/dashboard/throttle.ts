@@ -1,0 +1,70 @@
+import type { Store } from '../../store/types.js';
+import { verifyPassword } from './password.js';
+
+// Failed sign-ins from one address within the window before it must wait.
+const FAILURES_PER_SOURCE = 5;
+// Failed sign-ins from all addresses together within the window before everyone must wait: caps a guessing
+// attack spread over many addresses, while one address alone cannot lock the operator out.
+const FAILURES_OVERALL = 20;
+
+export type SignInOutcome =
+  | { ok: true }
+  | { ok: false; reason: 'wrong' | 'unset' }
+  | { ok: false; reason: 'locked'; retryAfterSeconds: number };
+
+// How long until fewer than `limit` of these failures (oldest first) are inside the window.
+function lockedFor(
+  failures: readonly { at: string }[],
+  limit: number,
+  windowMs: number,
+  now: number,
+): number {
+  const unlocking = failures[failures.length - limit];
+  return unlocking ? Date.parse(unlocking.at) + windowMs - now : 0;
+}
+
+/**
+ * Checks the admin password with rate limiting: after FAILURES_PER_SOURCE failures from an address
+ * (or FAILURES_OVERALL from anywhere) within the window, attempts are refused, even with the right
+ * password, until enough failures have aged out. Failures are kept in the store, so a restart does
+ * not reset them. Attempts run one at a time: each costs one scrypt, so guessing is slow and
+ * concurrent requests cannot slip past the count.
+ */
+export class SignInThrottle {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: Store,
+    private readonly windowMs: number,
+  ) {}
+
+  attempt(source: string, password: string): Promise<SignInOutcome> {
+    const run = this.queue.then(() => this.check(source, password));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async check(source: string, password: string): Promise<SignInOutcome> {
+    const now = Date.now();
+    const failures = await this.store.listSignInFailures(new Date(now - this.windowMs).toISOString());
+    const wait = Math.max(
+      lockedFor(
+        failures.filter((f) => f.source === source),
+        FAILURES_PER_SOURCE,
+        this.windowMs,
+        now,
+      ),
+      lockedFor(failures, FAILURES_OVERALL, this.windowMs, now),
+    );
+    if (wait > 0) return { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil(wait / 1_000) };
+    const hash = await this.store.getAdminPasswordHash();
+    if (hash === undefined) return { ok: false, reason: 'unset' };
+    if (await verifyPassword(password, hash)) {
+      await this.store.clearSignInFailures(source);
+      await this.store.purgeDashboard(new Date().toISOString(), new Date(now - this.windowMs).toISOString());
+      return { ok: true };
+    }
+    await this.store.addSignInFailure(source, new Date().toISOString());
+    return { ok: false, reason: 'wrong' };
+  }
+}
