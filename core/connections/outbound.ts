@@ -454,10 +454,11 @@ function readResponse(
       reject(error);
     };
     stream.once('error', fail);
-    // Closed without 'end' or 'error': what `for await` reports as a premature close.
-    stream.once('close', () =>
-      fail(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })),
-    );
+    // Closed without 'end' or 'error': what `for await` reports as a premature close. (Checked
+    // first: every body closes after its end, and an Error costs its stack trace.)
+    stream.once('close', () => {
+      if (!settled) fail(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
   });
 }
 

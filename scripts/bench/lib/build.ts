@@ -1,0 +1,43 @@
+/**
+ * The measured processes run compiled JavaScript, as `npm start` does (tsc output), not through
+ * tsx: tsx's loader and esbuild's helpers (`__name` wrappers) would be measured with them. This
+ * compiles the bench's child entry points, and everything of core/ and plugins/ they import, into
+ * the run's scratch directory (type checking is `npm run typecheck`'s job; this only emits).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO } from './fixtures.js';
+
+/** Child entry points, relative to scripts/bench. */
+const ENTRIES = ['gateway.ts', 'catalog.ts', 'floor.ts', 'upstream.ts'];
+
+/** Compiles the children of `repo` into `<work>/build`; returns the path of an entry's compiled file. */
+export function buildChildren(work: string, repo = REPO): (entry: string) => string {
+  const outDir = join(work, 'build');
+  mkdirSync(work, { recursive: true });
+  const tsconfig = join(work, 'tsconfig.bench.json');
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: join(repo, 'tsconfig.build.json'),
+      compilerOptions: {
+        outDir,
+        rootDir: repo,
+        noCheck: true,
+        sourceMap: false,
+        typeRoots: [join(repo, 'node_modules/@types')],
+      },
+      include: ENTRIES.map((entry) => join(repo, 'scripts/bench', entry)),
+      exclude: [],
+    }),
+  );
+  const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', tsconfig], { encoding: 'utf8' });
+  if (result.status !== 0)
+    throw new Error(`compiling the bench children failed:\n${result.stdout}${result.stderr}`);
+  // Compiled files resolve their packages from the repo's node_modules, as dist/ does.
+  const modules = join(outDir, 'node_modules');
+  if (!existsSync(modules)) symlinkSync(join(repo, 'node_modules'), modules, 'dir');
+  return (entry) => join(outDir, 'scripts/bench', entry.replace(/\.ts$/, '.js'));
+}

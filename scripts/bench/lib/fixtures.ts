@@ -1,0 +1,132 @@
+/**
+ * Manifests the benchmark generates into its scratch directory: the `bench` provider (one tool
+ * against the loopback upstream, an api_key connection, so a call pays for the key check, the
+ * connection lookup and the credential's decryption), three providers sized so that a scope sees
+ * exactly 10, 300 and 1,000 tools, and GitHub's full REST description with every operation.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+
+export const REPO = resolve(import.meta.dirname, '../../..');
+export const GITHUB_DOCUMENT = join(REPO, 'node_modules/@octokit/openapi/generated/api.github.com.json');
+/** The repo's own 50-operation GitHub selection (the catalog tests' fixture). */
+export const GITHUB_50_DIR = join(REPO, 'test/fixtures/catalog/github-selection');
+export const BUNDLED_DIR = join(REPO, 'manifests');
+
+/** The system tools every scope sees besides its providers' (list, connect, disconnect, inspect, report). */
+const SYSTEM_TOOL_COUNT = 5;
+
+/** Tool counts a scope sees in the tools/list measurement (system tools included). */
+export const LIST_SIZES = [10, 300, 1000] as const;
+
+function apiKeyAuth(): Record<string, unknown> {
+  return {
+    kind: 'api_key',
+    credentials: { api_key: { title: 'API key' } },
+    inject: [{ in: 'header', name: 'X-Api-Key', format: '${api_key}' }],
+  };
+}
+
+function write(dir: string, id: string, manifest: Record<string, unknown>): void {
+  writeFileSync(join(dir, `${id}.yaml`), stringify({ schema_version: 1, id, ...manifest }));
+}
+
+/** A tool as big as a typical compiled OpenAPI operation (~1.3 KB in tools/list). */
+function listTool(provider: string, i: number): Record<string, unknown> {
+  const n = String(i).padStart(4, '0');
+  return {
+    name: `${provider}_record_${n}`,
+    title: `Get record set ${n}`,
+    description:
+      `Lists the records of set ${n}, newest first. Filter with \`status\` and \`updated_since\`; page with ` +
+      '`cursor` (from the previous answer) and `per_page`. Returns id, title, status, owner and timestamps for ' +
+      'each record, and a next cursor when there are more.',
+    input_schema: {
+      type: 'object',
+      properties: {
+        set: { type: 'string', description: 'The record set id, as returned by the list of sets.' },
+        status: {
+          type: 'string',
+          enum: ['open', 'closed', 'archived', 'all'],
+          description: 'Only records in this state; default open.',
+        },
+        updated_since: {
+          type: 'string',
+          format: 'date-time',
+          description: 'Only records updated at or after this time (ISO 8601).',
+        },
+        owner: { type: 'string', description: 'Only records owned by this user (login or id).' },
+        cursor: { type: 'string', description: 'Where to continue: the next_cursor of the previous page.' },
+        per_page: { type: 'integer', minimum: 1, maximum: 100, description: 'Records per page, 1-100 (30).' },
+      },
+      required: ['set'],
+      additionalProperties: false,
+    },
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    request: { method: 'GET', path: `/sets/${n}/{set}`, query: ['status', 'updated_since', 'owner'] },
+  };
+}
+
+/** Writes the bench gateway's manifests directory; returns the provider ids to connect for tools/list. */
+export function writeBenchManifests(dir: string): { listProviders: Record<number, string> } {
+  mkdirSync(dir, { recursive: true });
+  write(dir, 'bench', {
+    display_name: 'Bench',
+    description: "The benchmark's loopback upstream: one item endpoint.",
+    auth: apiKeyAuth(),
+    api: { base_url: 'https://bench.example.com' },
+    verify: { method: 'GET', path: '/verify' },
+    tools: [
+      {
+        name: 'bench_get_item',
+        title: 'Get an item',
+        description: 'Gets one item by id; `fields` narrows the answer to the named fields.',
+        input_schema: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', pattern: '^[0-9]+$', description: 'The item id.' },
+            fields: { type: 'string', description: 'Comma-separated field names.' },
+          },
+          required: ['id'],
+          additionalProperties: false,
+        },
+        request: { method: 'GET', path: '/items/{id}', query: ['fields'] },
+      },
+    ],
+    categories: [{ id: 'items', title: 'Items', tools: ['bench_get_item'] }],
+  });
+  const listProviders: Record<number, string> = {};
+  for (const size of LIST_SIZES) {
+    const id = `tl${size}`;
+    listProviders[size] = id;
+    write(dir, id, {
+      display_name: `List ${size}`,
+      description: `A provider whose tools bring a scope to ${size} tools.`,
+      auth: apiKeyAuth(),
+      api: { base_url: 'https://list.example.com' },
+      verify: { method: 'GET', path: '/verify' },
+      tools: Array.from({ length: size - SYSTEM_TOOL_COUNT }, (_, i) => listTool(id, i)),
+      categories: [{ id: 'records', title: 'Records', match: [{ name: '*' }] }],
+    });
+  }
+  return { listProviders };
+}
+
+/** A directory with one manifest compiling every operation of GitHub's full description. */
+export function writeGithubAll(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  write(dir, 'github', {
+    display_name: 'GitHub',
+    description: "Every operation of GitHub's REST API.",
+    auth: {
+      kind: 'api_key',
+      credentials: { api_key: { title: 'Personal access token' } },
+      inject: [{ in: 'bearer', format: '${api_key}' }],
+    },
+    api: { base_url: 'https://api.github.com' },
+    openapi: { file: GITHUB_DOCUMENT },
+    categories: [{ id: 'all', title: 'Everything', match: [{ path: '*' }] }],
+  });
+  return dir;
+}

@@ -1,0 +1,239 @@
+/**
+ * What the load generator sends to each variant. Every variant asks for the same upstream request
+ * (GET /items/42?fields=name,status with an API key header); they differ in what stands between.
+ * The MCP requests are shaped exactly as @modelcontextprotocol/client 2.x sends them.
+ */
+import type { Dispatcher, Pool } from 'undici';
+import { checkCallResult, expectStatus, pool, type Target } from './load.js';
+
+export const MODERN = '2026-07-28';
+export const LEGACY = '2025-11-25';
+export const CALL_ARGS = { id: '42', fields: 'name,status' };
+/** The credential the bench connection holds, and the header the upstream receives it in. */
+export const UPSTREAM_KEY = 'bench-secret';
+
+const ENVELOPE = JSON.stringify({
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'toolgate-bench', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+});
+
+/** A 2026-07-28 request body: params carry the per-request `_meta` envelope. */
+export function modernBody(id: number | string, method: string, params: Record<string, unknown>): string {
+  const fields = JSON.stringify(params).slice(1, -1);
+  return `{"method":"${method}","params":{${fields}${fields ? ',' : ''}"_meta":${ENVELOPE}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+}
+
+/** The headers the v2 client derives from a modern request (SEP-2243): version, method, name. */
+export function modernHeaders(key: string, method: string, name?: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN,
+    'mcp-method': method,
+    ...(name !== undefined ? { 'mcp-name': name } : {}),
+    'x-api-key': key,
+  };
+}
+
+export function legacyBody(id: number | string, method: string, params?: Record<string, unknown>): string {
+  return `{"method":"${method}",${params ? `"params":${JSON.stringify(params)},` : ''}"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+}
+
+const CALL_PARAMS = { name: 'bench_get_item', arguments: CALL_ARGS };
+
+/** Opens a 2025-era session the way the v2 client does: initialize, then notifications/initialized. */
+export async function openLegacySession(http: Pool, path: string, key: string): Promise<string> {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await http.request({
+    method: 'POST',
+    path,
+    headers: { ...headers, 'x-api-key': key },
+    body: legacyBody(0, 'initialize', {
+      protocolVersion: LEGACY,
+      capabilities: {},
+      clientInfo: { name: 'toolgate-bench', version: '1.0.0' },
+    }),
+  });
+  await expectStatus(init, 200, 'initialize');
+  const session = init.headers['mcp-session-id'];
+  if (typeof session !== 'string') throw new Error('initialize answered without Mcp-Session-Id');
+  const initialized = await http.request({
+    method: 'POST',
+    path,
+    headers: { ...headers, 'x-api-key': key, 'mcp-session-id': session, 'mcp-protocol-version': LEGACY },
+    body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+  });
+  await expectStatus(initialized, 202, 'notifications/initialized');
+  return session;
+}
+
+export function legacyHeaders(key: string, session: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': session,
+    'mcp-protocol-version': LEGACY,
+    'x-api-key': key,
+  };
+}
+
+/** The same request sent straight to the upstream: the baseline for added latency. */
+export function directTarget(upstreamUrl: string, upstreamPid: number, maxClients: number): Target {
+  const http = pool(upstreamUrl, maxClients);
+  const path = `/items/${CALL_ARGS.id}?fields=${encodeURIComponent(CALL_ARGS.fields)}`;
+  const headers = { accept: 'application/json', 'x-api-key': UPSTREAM_KEY };
+  return {
+    name: 'direct',
+    pid: upstreamPid,
+    client: () =>
+      Promise.resolve(async () => {
+        const response = await http.request({ method: 'GET', path, headers });
+        checkCallResult(await expectStatus(response, 200, 'direct'), 'direct');
+      }),
+    close: () => http.close(),
+  };
+}
+
+/** The bare Fastify + undici proxy (floor.ts), sent the same JSON-RPC body a tools/call carries. */
+export function floorTarget(url: string, pid: number, maxClients: number): Target {
+  const http = pool(url, maxClients);
+  let seq = 0;
+  const headers = { 'content-type': 'application/json', accept: 'application/json' };
+  return {
+    name: 'floor',
+    pid,
+    client: () =>
+      Promise.resolve(async () => {
+        const response = await http.request({
+          method: 'POST',
+          path: '/call',
+          headers,
+          body: legacyBody(++seq, 'tools/call', CALL_PARAMS),
+        });
+        checkCallResult(await expectStatus(response, 200, 'floor'), 'floor');
+      }),
+    close: () => http.close(),
+  };
+}
+
+/** Toolgate, 2026-07-28: stateless POSTs, each with its `_meta` envelope and Mcp-* headers. */
+export function modernTarget(url: string, pid: number, key: string, maxClients: number): Target {
+  const http = pool(url, maxClients);
+  const headers = modernHeaders(key, 'tools/call', CALL_PARAMS.name);
+  let seq = 0;
+  return {
+    name: `toolgate ${MODERN}`,
+    pid,
+    client: () =>
+      Promise.resolve(async () => {
+        const response = await http.request({
+          method: 'POST',
+          path: '/mcp/',
+          headers,
+          body: modernBody(++seq, 'tools/call', CALL_PARAMS),
+        });
+        checkCallResult(await expectStatus(response, 200, 'toolgate 2026'), 'toolgate 2026');
+      }),
+    close: () => http.close(),
+  };
+}
+
+/** Toolgate, 2025-era Streamable HTTP: each virtual client initializes its session once. */
+export function legacyTarget(url: string, pid: number, key: string, maxClients: number): Target {
+  const http = pool(url, maxClients);
+  let seq = 0;
+  return {
+    name: 'toolgate 2025 session',
+    pid,
+    async client() {
+      const headers = legacyHeaders(key, await openLegacySession(http, '/mcp/', key));
+      return async () => {
+        const response = await http.request({
+          method: 'POST',
+          path: '/mcp/',
+          headers,
+          body: legacyBody(++seq, 'tools/call', CALL_PARAMS),
+        });
+        checkCallResult(await expectStatus(response, 200, 'toolgate 2025'), 'toolgate 2025');
+      };
+    },
+    close: () => http.close(),
+  };
+}
+
+/** tools/list for a scope (`?user_id=...`), on either transport; checks the tool count once. */
+export function listTarget(
+  url: string,
+  pid: number,
+  key: string,
+  query: string,
+  transport: 'modern' | 'legacy',
+  expectTools: number,
+): Target {
+  const http = pool(url, 1);
+  const path = `/mcp/${query}`;
+  let seq = 0;
+  let checked = false;
+  // Reads the answer as bytes: decoding a megabyte of JSON on every answer would load the client's
+  // core and show up as latency. The tool count is checked on the first answer.
+  const check = async (response: Dispatcher.ResponseData): Promise<void> => {
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    if (response.statusCode !== 200)
+      throw new Error(`tools/list: HTTP ${response.statusCode} ${bytes.toString('utf8', 0, 300)}`);
+    if (checked) return;
+    const text = bytes.toString('utf8');
+    const tools = (JSON.parse(text) as { result?: { tools?: unknown[] } }).result?.tools?.length;
+    if (tools !== expectTools)
+      throw new Error(`tools/list ${query}: ${tools} tools, expected ${expectTools}`);
+    checked = true;
+  };
+  return {
+    name: `tools/list ${expectTools} ${transport}`,
+    pid,
+    async client() {
+      if (transport === 'modern') {
+        const headers = modernHeaders(key, 'tools/list');
+        return async () => {
+          const response = await http.request({
+            method: 'POST',
+            path,
+            headers,
+            body: modernBody(++seq, 'tools/list', {}),
+          });
+          await check(response);
+        };
+      }
+      const headers = legacyHeaders(key, await openLegacySession(http, path, key));
+      return async () => {
+        const response = await http.request({
+          method: 'POST',
+          path,
+          headers,
+          body: legacyBody(++seq, 'tools/list'),
+        });
+        await check(response);
+      };
+    },
+    close: () => http.close(),
+  };
+}
+
+/** One MCP tools/call over 2026-07-28 outside the measurement (setup: connect_provider). */
+export async function modernCall(
+  http: Pool,
+  key: string,
+  query: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<string> {
+  const response = await http.request({
+    method: 'POST',
+    path: `/mcp/${query}`,
+    headers: modernHeaders(key, 'tools/call', name),
+    body: modernBody(`setup-${name}`, 'tools/call', { name, arguments: args }),
+  });
+  const text = await expectStatus(response, 200, name);
+  if (text.includes('"isError":true') || text.includes('"error":')) throw new Error(`${name}: ${text}`);
+  return text;
+}

@@ -1,0 +1,923 @@
+/**
+ * `npm run bench` (`-- --quick` for iteration): Toolgate's benchmark, on loopback, in one bounded run.
+ *
+ * Processes: the load generator (this one) and the upstream share core 0; the server under test
+ * (Toolgate, the bare Fastify + undici floor, the npm peer) runs alone on core 1, so its CPU time
+ * per request is its own. The measured processes run tsc's output, as `npm start` does (see
+ * lib/build.ts). Variants are measured in interleaved rounds (round-robin, the starting variant
+ * rotating each round), and ratios are computed within each round before taking medians, so a
+ * noisy neighbour moves both sides of a ratio together; other processes' CPU is reported too.
+ *
+ * Sections: tools/call (1 and 32 clients, both MCP transports, against the direct call, the floor
+ * and the peer), tools/list (10, 300, 1,000 tools), sessions (idle 2025 sessions, listen streams,
+ * heap growth over many calls on one session), catalog (GitHub's description cold, the bundled
+ * catalog's start and unchanged reload). Targets are those of the benchmark issue.
+ *
+ * Options:
+ *   --quick              shorter windows and fewer rounds
+ *   --only=a,b           sections: call, list, sessions, catalog
+ *   --out=FILE           where to write the results (a full run writes scripts/bench/results.json)
+ *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
+ *                        its node_modules linked): its gateway joins the tools/call and tools/list
+ *                        rounds, and the report gives this tree's CPU and throughput as ratios to it
+ *   --profile            instead of measuring, CPU-profiles Toolgate under each of its loads and
+ *                        writes one .cpuprofile per load (summarise with scripts/bench/profile.ts)
+ * Environment: BENCH_PEER_DIR (where the peer is installed; default /tmp/bench-peer),
+ * BENCH_GATEWAY_LOG=file (keep the gateway's log instead of sending it to /dev/null).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  BUNDLED_DIR,
+  GITHUB_50_DIR,
+  LIST_SIZES,
+  REPO,
+  writeBenchManifests,
+  writeGithubAll,
+} from './lib/fixtures.js';
+import { buildChildren } from './lib/build.js';
+import type { CatalogProbe } from './lib/ipc.js';
+import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
+import {
+  DEFAULT_PEER_DIR,
+  findPeer,
+  peerArgs,
+  peerTarget,
+  peerToolName,
+  writePeerDocument,
+} from './lib/peer.js';
+import {
+  CLIENT_CORE,
+  firstLine,
+  freePort,
+  GatewayChild,
+  pinned,
+  pinSelf,
+  SERVER_CORE,
+  start,
+  TASKSET,
+  type Spawned,
+} from './lib/proc.js';
+import { Metrics, metricsTable, round, table, writeResults } from './lib/report.js';
+import {
+  directTarget,
+  floorTarget,
+  legacyBody,
+  legacyHeaders,
+  legacyTarget,
+  listTarget,
+  modernBody,
+  modernCall,
+  modernHeaders,
+  MODERN,
+  modernTarget,
+  openLegacySession,
+  UPSTREAM_KEY,
+} from './lib/targets.js';
+
+const args = process.argv.slice(2);
+const option = (name: string): string | undefined =>
+  args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const QUICK = args.includes('--quick');
+const PROFILE = args.includes('--profile');
+const SECTIONS = new Set((option('only') ?? 'call,list,sessions,catalog').split(','));
+const FULL_RUN = !QUICK && !PROFILE && option('only') === undefined && option('baseline') === undefined;
+const OUT = option('out') ?? (FULL_RUN ? join(REPO, 'scripts/bench/results.json') : undefined);
+
+/** How long each part runs: a full run stays well under five minutes on two cores. */
+const PLAN = QUICK
+  ? { rounds: 2, warmMs: 500, window1Ms: 500, window32Ms: 700, settleMs: 150, listRounds: 2, listMs: 300 }
+  : {
+      rounds: 5,
+      warmMs: 2_000,
+      window1Ms: 1_500,
+      window32Ms: 2_000,
+      settleMs: 250,
+      listRounds: 4,
+      listMs: 800,
+    };
+const SESSIONS = QUICK
+  ? { idle: 300, listen: 50, calls: 10_000 }
+  : { idle: 1_000, listen: 200, calls: 100_000 };
+const CATALOG_REPEATS = QUICK ? 1 : 3;
+const RELOAD_REPEATS = 10;
+const CLIENTS = [1, 32] as const;
+
+/** The compiled child entry points (see lib/build.ts); set once the run has compiled them. */
+let child: (entry: string) => string = () => {
+  throw new Error('children not built yet');
+};
+/** --baseline=DIR: another checkout of the repo, whose gateway is measured in the same rounds. */
+const BASELINE = option('baseline');
+let baselineChild: ((entry: string) => string) | undefined;
+const log = (text: string): void => void process.stderr.write(`${text}\n`);
+
+/** One Toolgate under test: its process, and the keys and connections set up in it. */
+interface Toolgate {
+  gateway: GatewayChild;
+  soloKey: string;
+  clientKey: string;
+}
+
+interface Servers {
+  upstream: Spawned;
+  upstreamUrl: string;
+  floor: Spawned;
+  floorUrl: string;
+  toolgate: Toolgate;
+  /** The same gateway built from --baseline's tree, measured in the same rounds. */
+  baseline?: Toolgate;
+  peer?: { spawned: Spawned; url: string; version: string };
+}
+
+const children: Spawned[] = [];
+
+/**
+ * Where the gateway's stdout goes. It logs at info, as in production, so every request's log lines
+ * are formatted and written; the sink is /dev/null, so that this VM's disk does not add its noise
+ * to the measurement (a service's stdout is usually a pipe, about as cheap). BENCH_GATEWAY_LOG=file
+ * keeps the log in the run's scratch directory instead, for debugging.
+ */
+function gatewayLog(file: string): number {
+  return openSync(process.env.BENCH_GATEWAY_LOG === 'file' ? file : '/dev/null', 'w');
+}
+
+async function startServers(work: string): Promise<Servers> {
+  const upstream = start(CLIENT_CORE, process.execPath, [child('upstream.ts')], { cwd: REPO });
+  children.push(upstream);
+  const upstreamUrl = `http://127.0.0.1:${await firstLine(upstream.child, 'upstream')}`;
+
+  const floor = start(SERVER_CORE, process.execPath, [child('floor.ts')], {
+    cwd: REPO,
+    env: { ...process.env, BENCH_UPSTREAM: upstreamUrl },
+  });
+  children.push(floor);
+  const floorUrl = `http://127.0.0.1:${await firstLine(floor.child, 'floor')}`;
+
+  const toolgate = await startToolgate(child('gateway.ts'), join(work, 'toolgate'), upstreamUrl);
+  const baseline = baselineChild
+    ? await startToolgate(baselineChild('gateway.ts'), join(work, 'baseline'), upstreamUrl)
+    : undefined;
+
+  let peer: Servers['peer'];
+  const install = findPeer(process.env.BENCH_PEER_DIR ?? DEFAULT_PEER_DIR);
+  if (install && SECTIONS.has('call')) {
+    const port = await freePort();
+    const spawned = start(
+      SERVER_CORE,
+      process.execPath,
+      peerArgs(install.bin, writePeerDocument(work), upstreamUrl, port),
+      { stdio: ['ignore', 'ignore', openSync(join(work, 'peer.log'), 'w')] },
+    );
+    children.push(spawned);
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${url}/health`);
+    peer = { spawned, url, version: install.version };
+  }
+  return {
+    upstream,
+    upstreamUrl,
+    floor,
+    floorUrl,
+    toolgate,
+    ...(baseline ? { baseline } : {}),
+    ...(peer ? { peer } : {}),
+  };
+}
+
+/**
+ * Starts a gateway child on the bench catalog (its own data dir), creates its keys and connects
+ * the providers: `bench` for the solo key, each tools/list provider for its own user.
+ */
+async function startToolgate(script: string, dir: string, upstreamUrl: string): Promise<Toolgate> {
+  const manifests = join(dir, 'manifests');
+  const { listProviders } = writeBenchManifests(manifests);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TOOLGATE_DATA_DIR: join(dir, 'data'),
+    TOOLGATE_MANIFESTS_DIR: manifests,
+    TOOLGATE_HOST: '127.0.0.1',
+    TOOLGATE_PORT: '0',
+    // The upstream is on loopback; production keeps the private-network guard on.
+    TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+    TOOLGATE_PROVIDER_BENCH_BASE_URL: upstreamUrl,
+  };
+  for (const id of Object.values(listProviders))
+    env[`TOOLGATE_PROVIDER_${id.toUpperCase()}_BASE_URL`] = upstreamUrl;
+  const gateway = await GatewayChild.start(SERVER_CORE, script, env, {
+    logFile: gatewayLog(join(dir, 'gateway.log')),
+  });
+  children.push(gateway.spawned);
+  const soloKey = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
+  const clientKey = await gateway.command<string>({ cmd: 'key', client: 'bench-list', keyType: 'client' });
+  const setup = pool(gateway.ready.url, 1);
+  try {
+    const credentials = { api_key: UPSTREAM_KEY };
+    await modernCall(setup, soloKey, '', 'connect_provider', { provider: 'bench', credentials });
+    for (const size of LIST_SIZES) {
+      await modernCall(setup, clientKey, `?user_id=u${size}`, 'connect_provider', {
+        provider: listProviders[size],
+        credentials,
+      });
+    }
+  } finally {
+    await setup.close();
+  }
+  return { gateway, soloKey, clientKey };
+}
+
+async function waitForHttp(url: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** Runs each target's window once per round, the first target rotating, at each client count. */
+async function interleave(
+  sets: ClientSet[],
+  rounds: number,
+  clientCounts: readonly number[],
+  windowMs: (clients: number) => number,
+  settleMs: number,
+): Promise<Map<string, WindowResult[]>[]> {
+  const results: Map<string, WindowResult[]>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const byTarget = new Map<string, WindowResult[]>();
+    for (const clients of clientCounts) {
+      for (let i = 0; i < sets.length; i++) {
+        const set = sets[(i + round) % sets.length]!;
+        const result = await runWindow(set, clients, windowMs(clients), settleMs);
+        if (result.errors > 0)
+          log(`  ! ${set.target.name} @${clients}: ${result.errors} errors, first: ${result.firstError}`);
+        const list = byTarget.get(set.target.name) ?? [];
+        list[clientCounts.indexOf(clients)] = result;
+        byTarget.set(set.target.name, list);
+      }
+    }
+    results.push(byTarget);
+    log(`  round ${round + 1}/${rounds} done`);
+  }
+  return results;
+}
+
+interface CallSection {
+  rows: string[][];
+  variants: Record<string, Record<string, unknown>>;
+}
+
+async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSection> {
+  const max = Math.max(...CLIENTS);
+  const { gateway, soloKey } = servers.toolgate;
+  const targets: Target[] = [
+    directTarget(servers.upstreamUrl, servers.upstream.pid, max),
+    floorTarget(servers.floorUrl, servers.floor.pid, max),
+    modernTarget(gateway.ready.url, gateway.pid, soloKey, max),
+    legacyTarget(gateway.ready.url, gateway.pid, soloKey, max),
+  ];
+  if (servers.baseline) {
+    const { gateway: base, soloKey: baseKey } = servers.baseline;
+    targets.push(
+      renamed(modernTarget(base.ready.url, base.pid, baseKey, max), `baseline ${MODERN}`),
+      renamed(legacyTarget(base.ready.url, base.pid, baseKey, max), 'baseline 2025 session'),
+    );
+  }
+  if (servers.peer) {
+    const tool = await peerToolName(servers.peer.url);
+    targets.push(peerTarget(servers.peer.url, servers.peer.spawned.pid, tool, max));
+  } else {
+    log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
+  }
+  const sets = targets.map((t) => new ClientSet(t));
+  try {
+    for (const set of sets) {
+      log(`tools/call: warming up ${set.target.name}`);
+      const warm = await runWindow(set, max, PLAN.warmMs, 0);
+      if (warm.errors > 0) throw new Error(`${set.target.name}: ${warm.firstError}`);
+    }
+    log(`tools/call: ${PLAN.rounds} interleaved rounds`);
+    const rounds = await interleave(
+      sets,
+      PLAN.rounds,
+      CLIENTS,
+      (c) => (c === 1 ? PLAN.window1Ms : PLAN.window32Ms),
+      PLAN.settleMs,
+    );
+    return summariseCalls(rounds, targets, metrics);
+  } finally {
+    await Promise.all(targets.map((t) => t.close()));
+  }
+}
+
+function renamed(target: Target, name: string): Target {
+  return { ...target, name };
+}
+
+function summariseCalls(
+  rounds: Map<string, WindowResult[]>[],
+  targets: Target[],
+  metrics: Metrics,
+): CallSection {
+  const at = (round: Map<string, WindowResult[]>, name: string, clients: number): WindowResult | undefined =>
+    round.get(name)?.[CLIENTS.indexOf(clients as (typeof CLIENTS)[number])];
+  const med = (name: string, clients: number, pick: (w: WindowResult) => number): number =>
+    median(rounds.map((r) => at(r, name, clients)).map((w) => (w ? pick(w) : NaN)));
+  const perRound = (f: (round: Map<string, WindowResult[]>) => number): number => median(rounds.map(f));
+
+  const rows: string[][] = [];
+  const variants: Record<string, Record<string, unknown>> = {};
+  for (const { name } of targets) {
+    const v = {
+      rps_1: round(med(name, 1, (w) => w.rps)),
+      p50_ms_1: round(med(name, 1, (w) => w.p50)),
+      p99_ms_1: round(med(name, 1, (w) => w.p99)),
+      rps_32: round(med(name, 32, (w) => w.rps)),
+      p50_ms_32: round(med(name, 32, (w) => w.p50)),
+      p99_ms_32: round(med(name, 32, (w) => w.p99)),
+      server_cpu_us_per_call_32: round(med(name, 32, (w) => w.cpuPerRequestUs)),
+      generator_busy_32: round(med(name, 32, (w) => w.generatorBusy)),
+      background_cores: round(median(rounds.flatMap((r) => (r.get(name) ?? []).map((w) => w.background)))),
+      errors: rounds.reduce((n, r) => n + (r.get(name) ?? []).reduce((m, w) => m + w.errors, 0), 0),
+    };
+    variants[name] = v;
+    rows.push([
+      name,
+      String(v.rps_1),
+      v.p50_ms_1.toFixed(3),
+      v.p99_ms_1.toFixed(3),
+      String(v.rps_32),
+      v.p50_ms_32.toFixed(2),
+      v.p99_ms_32.toFixed(2),
+      String(v.server_cpu_us_per_call_32),
+      String(v.errors),
+    ]);
+  }
+
+  const has = (name: string): boolean => targets.some((t) => t.name === name);
+  metrics.add(
+    'call.background_cores',
+    'other processes on the machine during tools/call',
+    median(rounds.flatMap((r) => [...r.values()].flat().map((w) => w.background))),
+    'cores',
+    undefined,
+    'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
+  );
+  metrics.add(
+    'call.floor.rps_32',
+    'floor (Fastify + undici) req/s, 32 clients',
+    med('floor', 32, (w) => w.rps),
+    'req/s',
+  );
+  metrics.add(
+    'call.floor.cpu_us_32',
+    'floor server CPU per call, 32 clients',
+    med('floor', 32, (w) => w.cpuPerRequestUs),
+    'µs',
+  );
+  metrics.add(
+    'call.floor.added_p50_1',
+    'floor added p50 over direct, 1 client',
+    perRound((r) => (at(r, 'floor', 1)?.p50 ?? NaN) - (at(r, 'direct', 1)?.p50 ?? NaN)),
+    'ms',
+  );
+  for (const [key, name] of [
+    ['modern', 'toolgate 2026-07-28'],
+    ['legacy', 'toolgate 2025 session'],
+  ] as const) {
+    const label = key === 'modern' ? '2026-07-28' : '2025 session';
+    metrics.add(
+      `call.${key}.rps_32`,
+      `${label}: tools/call req/s, 32 clients`,
+      med(name, 32, (w) => w.rps),
+      'req/s',
+    );
+    metrics.add(
+      `call.${key}.ratio_floor_32`,
+      `${label}: throughput ÷ floor, 32 clients`,
+      perRound((r) => (at(r, name, 32)?.rps ?? NaN) / (at(r, 'floor', 32)?.rps ?? NaN)),
+      '×',
+      { op: '>=', value: 0.6 },
+    );
+    metrics.add(
+      `call.${key}.cpu_us_32`,
+      `${label}: gateway CPU per call, 32 clients`,
+      med(name, 32, (w) => w.cpuPerRequestUs),
+      'µs',
+      { op: '<=', value: 210 },
+    );
+    if (has('peer')) {
+      metrics.add(
+        `call.${key}.ratio_peer_32`,
+        `${label}: throughput ÷ peer, 32 clients`,
+        perRound((r) => (at(r, name, 32)?.rps ?? NaN) / (at(r, 'peer', 32)?.rps ?? NaN)),
+        '×',
+        { op: '>=', value: 2.5 },
+      );
+    }
+    metrics.add(
+      `call.${key}.added_p50_1`,
+      `${label}: added p50 over direct, 1 client`,
+      perRound((r) => (at(r, name, 1)?.p50 ?? NaN) - (at(r, 'direct', 1)?.p50 ?? NaN)),
+      'ms',
+      { op: '<=', value: 0.5 },
+    );
+    metrics.add(
+      `call.${key}.added_p99_1`,
+      `${label}: added p99 over direct, 1 client`,
+      perRound((r) => (at(r, name, 1)?.p99 ?? NaN) - (at(r, 'direct', 1)?.p99 ?? NaN)),
+      'ms',
+      { op: '<=', value: 3 },
+    );
+  }
+  if (has(`baseline ${MODERN}`)) {
+    for (const [key, name, base] of [
+      ['modern', `toolgate ${MODERN}`, `baseline ${MODERN}`],
+      ['legacy', 'toolgate 2025 session', 'baseline 2025 session'],
+    ] as const) {
+      const label = key === 'modern' ? MODERN : '2025 session';
+      metrics.add(
+        `call.${key}.cpu_vs_baseline_32`,
+        `${label}: gateway CPU per call ÷ baseline's, 32 clients`,
+        perRound(
+          (r) => (at(r, name, 32)?.cpuPerRequestUs ?? NaN) / (at(r, base, 32)?.cpuPerRequestUs ?? NaN),
+        ),
+        '×',
+      );
+      metrics.add(
+        `call.${key}.rps_vs_baseline_32`,
+        `${label}: throughput ÷ baseline's, 32 clients`,
+        perRound((r) => (at(r, name, 32)?.rps ?? NaN) / (at(r, base, 32)?.rps ?? NaN)),
+        '×',
+      );
+    }
+  }
+  if (has('peer')) {
+    metrics.add(
+      'call.peer.rps_32',
+      'peer: tools/call req/s, 32 clients',
+      med('peer', 32, (w) => w.rps),
+      'req/s',
+    );
+    metrics.add(
+      'call.peer.cpu_us_32',
+      'peer: server CPU per call, 32 clients',
+      med('peer', 32, (w) => w.cpuPerRequestUs),
+      'µs',
+    );
+  }
+  return { rows, variants };
+}
+
+async function toolsList(servers: Servers, metrics: Metrics): Promise<void> {
+  const targets: Target[] = [];
+  const instances: [string, Toolgate][] = [['', servers.toolgate]];
+  if (servers.baseline) instances.push(['baseline ', servers.baseline]);
+  for (const [prefix, { gateway, clientKey }] of instances) {
+    for (const transport of ['modern', 'legacy'] as const) {
+      for (const size of LIST_SIZES) {
+        const target = listTarget(
+          gateway.ready.url,
+          gateway.pid,
+          clientKey,
+          `?user_id=u${size}`,
+          transport,
+          size,
+        );
+        targets.push(renamed(target, `${prefix}${target.name}`));
+      }
+    }
+  }
+  const sets = targets.map((t) => new ClientSet(t));
+  try {
+    log('tools/list: warming up');
+    for (const set of sets) await runWindow(set, 1, PLAN.listMs, 0);
+    log(`tools/list: ${PLAN.listRounds} interleaved rounds`);
+    const rounds = await interleave(sets, PLAN.listRounds, [1], () => PLAN.listMs, PLAN.settleMs);
+    metrics.add(
+      'list.background_cores',
+      'other processes on the machine during tools/list',
+      median(rounds.flatMap((r) => [...r.values()].flat().map((w) => w.background))),
+      'cores',
+      undefined,
+      'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
+    );
+    const targetsMs: Record<number, number | undefined> = { 10: undefined, 300: 0.5, 1000: 1.5 };
+    for (const transport of ['modern', 'legacy'] as const) {
+      for (const size of LIST_SIZES) {
+        const name = `tools/list ${size} ${transport}`;
+        const target = targetsMs[size];
+        metrics.add(
+          `list.${transport}.${size}.p50`,
+          `tools/list ${size} tools, ${transport === 'modern' ? '2026-07-28' : '2025 session'}, p50`,
+          median(rounds.map((r) => r.get(name)?.[0]?.p50 ?? NaN)),
+          'ms',
+          target !== undefined ? { op: '<=', value: target } : undefined,
+        );
+        if (servers.baseline && size !== 10) {
+          metrics.add(
+            `list.${transport}.${size}.p50_baseline`,
+            `tools/list ${size} tools, ${transport === 'modern' ? '2026-07-28' : '2025 session'}, p50, baseline`,
+            median(rounds.map((r) => r.get(`baseline ${name}`)?.[0]?.p50 ?? NaN)),
+            'ms',
+          );
+        }
+      }
+    }
+  } finally {
+    await Promise.all(targets.map((t) => t.close()));
+  }
+}
+
+/** Runs `count` calls of `make(i)` with at most `concurrency` in flight. */
+async function inParallel(
+  count: number,
+  concurrency: number,
+  make: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await make(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+function slope(points: [number, number][]): number {
+  const n = points.length;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  const num = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  const den = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  return num / den;
+}
+
+/**
+ * Heap per unit: heap after GC sampled as `add(step)` brings the count up in `steps` steps, and the
+ * least-squares slope taken (one before-and-after pair would carry any unrelated collection into
+ * the figure). Returns bytes per unit and the samples.
+ */
+async function heapSlope(
+  gateway: GatewayChild,
+  total: number,
+  steps: number,
+  add: (count: number) => Promise<void>,
+): Promise<{ slope: number; points: [number, number][] }> {
+  // Let connections closed by the previous part finish closing before the first sample.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const points: [number, number][] = [[0, await gateway.heapUsed()]];
+  for (let step = 1; step <= steps; step++) {
+    await add(total / steps);
+    points.push([(total * step) / steps, await gateway.heapUsed()]);
+  }
+  return { slope: slope(points), points };
+}
+
+const kb = (points: [number, number][]): [number, number][] =>
+  points.map(([n, heap]) => [n, round(heap / 1024)]);
+
+async function sessions(servers: Servers, metrics: Metrics): Promise<Record<string, unknown>> {
+  const { gateway, soloKey } = servers.toolgate;
+  const url = gateway.ready.url;
+  const details: Record<string, unknown> = {};
+
+  // Idle 2025-era sessions: initialize + notifications/initialized, nothing else.
+  log(`sessions: ${SESSIONS.idle} idle 2025 sessions`);
+  const http = pool(url, 8);
+  const opened: string[] = [];
+  try {
+    // Warm-up: the first sessions also grow the maps and compile the code that serves them.
+    const warm: string[] = [];
+    await inParallel(100, 8, async () => {
+      warm.push(await openLegacySession(http, '/mcp/', soloKey));
+    });
+    await inParallel(warm.length, 8, async (i) => {
+      const response = await http.request({
+        method: 'DELETE',
+        path: '/mcp/',
+        headers: legacyHeaders(soloKey, warm[i]!),
+      });
+      await response.body.dump();
+    });
+    const sessionsBefore = await gateway.command<number>({ cmd: 'sessions' });
+    const idle = await heapSlope(gateway, SESSIONS.idle, 4, (count) =>
+      inParallel(count, 8, async () => {
+        opened.push(await openLegacySession(http, '/mcp/', soloKey));
+      }),
+    );
+    const held = (await gateway.command<number>({ cmd: 'sessions' })) - sessionsBefore;
+    if (held !== SESSIONS.idle)
+      throw new Error(`expected ${SESSIONS.idle} open sessions, the gateway holds ${held}`);
+    metrics.add(
+      'sessions.idle_2025_bytes',
+      `idle 2025 session (${SESSIONS.idle} open), heap each`,
+      idle.slope,
+      'B',
+      { op: '<=', value: 4096 },
+      'slope of heap-after-GC over the sessions opened',
+    );
+    details.idle_2025 = { sessions: SESSIONS.idle, heap_kb: kb(idle.points) };
+    await inParallel(opened.length, 8, async (i) => {
+      const response = await http.request({
+        method: 'DELETE',
+        path: '/mcp/',
+        headers: legacyHeaders(soloKey, opened[i]!),
+      });
+      await response.body.dump();
+    });
+  } finally {
+    await http.close();
+  }
+
+  // 2026-07-28 listen streams: each holds its own connection open.
+  log(`sessions: ${SESSIONS.listen} listen streams`);
+  const streams = pool(url, SESSIONS.listen);
+  const bodies: { destroy(): void }[] = [];
+  try {
+    let n = 0;
+    const listen = await heapSlope(gateway, SESSIONS.listen, 4, (count) =>
+      Promise.all(
+        Array.from({ length: count }, async () => {
+          const response = await streams.request({
+            method: 'POST',
+            path: '/mcp/',
+            headers: modernHeaders(soloKey, 'subscriptions/listen'),
+            body: modernBody(`listen-${n++}`, 'subscriptions/listen', {
+              notifications: { toolsListChanged: true },
+            }),
+            headersTimeout: 0,
+            bodyTimeout: 0,
+          });
+          if (response.statusCode !== 200) throw new Error(`listen: HTTP ${response.statusCode}`);
+          response.body.on('data', () => {});
+          bodies.push(response.body);
+        }),
+      ).then(() => undefined),
+    );
+    metrics.add(
+      'sessions.listen_stream_bytes',
+      `open listen stream (${SESSIONS.listen} on one scope), heap each`,
+      listen.slope,
+      'B',
+      undefined,
+      "slope of heap-after-GC over the streams opened; includes each stream's socket and HTTP state",
+    );
+    details.listen_streams = { streams: SESSIONS.listen, heap_kb: kb(listen.points) };
+  } finally {
+    for (const body of bodies) body.destroy();
+    await streams.destroy();
+  }
+
+  // Heap growth per request: many calls on one 2025 session, heap sampled after GC along the way.
+  log(`sessions: ${SESSIONS.calls} calls on one session`);
+  const calls = pool(url, 4);
+  try {
+    const session = await openLegacySession(calls, '/mcp/', soloKey);
+    const headers = legacyHeaders(soloKey, session);
+    let seq = 0;
+    const call = async (): Promise<void> => {
+      const response = await calls.request({
+        method: 'POST',
+        path: '/mcp/',
+        headers,
+        body: legacyBody(++seq, 'tools/call', { name: 'bench_get_item', arguments: { id: '42' } }),
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 200 || !text.includes('Widget 42')) throw new Error(`call: ${text}`);
+    };
+    // Warm-up, so that compiled code and caches filled by the first calls do not count as growth.
+    await inParallel(SESSIONS.calls / 10, 4, call);
+    const started = performance.now();
+    const growth = await heapSlope(gateway, SESSIONS.calls, 10, (count) => inParallel(count, 4, call));
+    const seconds = (performance.now() - started) / 1000;
+    metrics.add(
+      'sessions.growth_bytes_per_call',
+      `heap growth per call (${SESSIONS.calls.toLocaleString('en')} on one session)`,
+      growth.slope,
+      'B',
+      { op: '<=', value: 8 },
+      'slope of heap-after-GC sampled 11 times along the run; a response or any other object kept per call would add 16 B or more each, while heap-after-GC wanders by about a percent',
+    );
+    details.growth = { calls: SESSIONS.calls, seconds: round(seconds), heap_kb: kb(growth.points) };
+  } finally {
+    await calls.close();
+  }
+  return details;
+}
+
+function probeCatalog(dir: string): CatalogProbe {
+  const [command, argv] = pinned(SERVER_CORE, process.execPath, [child('catalog.ts'), dir]);
+  const result = spawnSync(command, argv, { cwd: REPO, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`catalog probe failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop()!) as CatalogProbe;
+}
+
+async function catalog(work: string, metrics: Metrics): Promise<Record<string, unknown>> {
+  const details: Record<string, unknown> = {};
+  const githubAll = writeGithubAll(join(work, 'github-all'));
+  for (const [key, label, dir, targetMs] of [
+    ['github_50', 'GitHub, 50 operations', GITHUB_50_DIR, 250],
+    ['github_all', 'GitHub, every operation', githubAll, 1000],
+    ['bundled', 'bundled catalog (18 providers)', BUNDLED_DIR, undefined],
+  ] as const) {
+    log(`catalog: ${label}, cold, ${CATALOG_REPEATS}×`);
+    const probes = Array.from({ length: CATALOG_REPEATS }, () => probeCatalog(dir));
+    const ms = median(probes.map((p) => p.ms));
+    const peak = median(probes.map((p) => p.rssPeak));
+    const added = median(probes.map((p) => p.rssPeak - p.rssBefore));
+    metrics.add(
+      `catalog.${key}.compile_ms`,
+      `${label}: cold compile`,
+      ms,
+      'ms',
+      targetMs !== undefined ? { op: '<=', value: targetMs } : undefined,
+    );
+    metrics.add(`catalog.${key}.peak_rss_mb`, `${label}: peak RSS of the process`, peak / 2 ** 20, 'MB');
+    details[key] = {
+      tools: probes[0]!.tools,
+      providers: probes[0]!.providers,
+      failed: probes[0]!.failed,
+      rss_added_mb: round(added / 2 ** 20),
+    };
+  }
+
+  log(`catalog: start with the bundled catalog, ${CATALOG_REPEATS}×`);
+  const starts: number[] = [];
+  const reloads: number[] = [];
+  for (let i = 0; i < CATALOG_REPEATS; i++) {
+    const dataDir = mkdtempSync(join(work, 'start-'));
+    const gateway = await GatewayChild.start(
+      SERVER_CORE,
+      child('gateway.ts'),
+      {
+        ...process.env,
+        TOOLGATE_DATA_DIR: dataDir,
+        TOOLGATE_MANIFESTS_DIR: BUNDLED_DIR,
+        TOOLGATE_HOST: '127.0.0.1',
+        TOOLGATE_PORT: '0',
+      },
+      { logFile: gatewayLog(join(dataDir, 'gateway.log')) },
+    );
+    try {
+      starts.push(gateway.ready.createMs + gateway.ready.listenMs);
+      details.bundled_start = {
+        providers: gateway.ready.providers,
+        tools: gateway.ready.tools,
+        import_ms: round(gateway.ready.importMs),
+      };
+      for (let r = 0; r < RELOAD_REPEATS; r++) {
+        const { ms, swapped } = await gateway.command<{ ms: number; swapped: boolean }>({ cmd: 'reload' });
+        if (swapped) throw new Error('an unchanged reload swapped the catalog');
+        reloads.push(ms);
+      }
+    } finally {
+      await gateway.exit();
+    }
+  }
+  metrics.add(
+    'catalog.bundled.start_ms',
+    'start with the bundled catalog (create + listen)',
+    median(starts),
+    'ms',
+    { op: '<=', value: 1000 },
+    'Gateway.create (store, migrations, catalog load) and listen, in a fresh process after its imports',
+  );
+  metrics.add('catalog.bundled.reload_ms', 'reload of the unchanged bundled catalog', median(reloads), 'ms', {
+    op: '<=',
+    value: 50,
+  });
+  return details;
+}
+
+/** --profile: one CPU profile of the Toolgate process per Toolgate load, after a warm-up. */
+async function profile(work: string): Promise<void> {
+  const servers = await startServers(work);
+  const { gateway, soloKey, clientKey } = servers.toolgate;
+  const targets: Target[] = [
+    modernTarget(gateway.ready.url, gateway.pid, soloKey, 32),
+    legacyTarget(gateway.ready.url, gateway.pid, soloKey, 32),
+    listTarget(gateway.ready.url, gateway.pid, clientKey, '?user_id=u1000', 'modern', 1000),
+  ];
+  const seconds = QUICK ? 2 : 6;
+  try {
+    for (const target of targets) {
+      const set = new ClientSet(target);
+      const clients = target.name.startsWith('tools/list') ? 1 : 32;
+      await runWindow(set, clients, PLAN.warmMs, 0);
+      await gateway.command({ cmd: 'profile-start' });
+      const result = await runWindow(set, clients, seconds * 1000, 0);
+      const file = join(work, `${target.name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
+      await gateway.command({ cmd: 'profile-stop', file });
+      log(
+        `${target.name} @${clients}: ${Math.round(result.rps)} req/s, ${round(result.cpuPerRequestUs)} µs CPU/call -> ${file}`,
+      );
+    }
+  } finally {
+    await Promise.all(targets.map((t) => t.close()));
+    await gateway.exit();
+    await Promise.all(children.map((c) => c.stop()));
+  }
+}
+
+async function main(): Promise<void> {
+  const pinnedSelf = pinSelf(CLIENT_CORE);
+  if (!TASKSET)
+    log('taskset not found: processes are not pinned, and the server shares cores with the load.');
+  const work = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
+  log('compiling the measured processes (tsc, as npm start runs them)');
+  child = buildChildren(work);
+  if (BASELINE !== undefined) {
+    log(`compiling the baseline's gateway from ${BASELINE}`);
+    baselineChild = buildChildren(join(work, 'baseline-build'), resolve(BASELINE));
+  }
+  if (PROFILE) {
+    await profile(work);
+    log(`profiles are in ${work}; summarise one with: npx tsx scripts/bench/profile.ts FILE`);
+    return;
+  }
+  const began = performance.now();
+  const metrics = new Metrics();
+  const details: Record<string, unknown> = {};
+  let callRows: string[][] = [];
+  let peerVersion: string | undefined;
+  try {
+    if (SECTIONS.has('call') || SECTIONS.has('list') || SECTIONS.has('sessions')) {
+      const servers = await startServers(work);
+      peerVersion = servers.peer?.version;
+      try {
+        if (SECTIONS.has('call')) {
+          const section = await toolsCall(servers, metrics);
+          callRows = section.rows;
+          details.tools_call = section.variants;
+        }
+        if (SECTIONS.has('list')) await toolsList(servers, metrics);
+        if (SECTIONS.has('sessions')) details.sessions = await sessions(servers, metrics);
+      } finally {
+        await servers.toolgate.gateway.exit();
+        await servers.baseline?.gateway.exit();
+        await Promise.all(children.map((c) => c.stop()));
+      }
+    }
+    if (SECTIONS.has('catalog')) details.catalog = await catalog(work, metrics);
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+  }
+
+  const seconds = (performance.now() - began) / 1000;
+  if (callRows.length > 0) {
+    process.stdout.write(
+      `\ntools/call (medians of ${PLAN.rounds} interleaved rounds; latency in ms; server CPU per call at 32 clients)\n`,
+    );
+    process.stdout.write(
+      `${table(['variant', 'req/s @1', 'p50 @1', 'p99 @1', 'req/s @32', 'p50 @32', 'p99 @32', 'CPU µs/call', 'errors'], callRows)}\n`,
+    );
+  }
+  process.stdout.write(`\n${metricsTable(metrics)}\n`);
+  const missed = [...metrics.all.values()].filter((m) => m.pass === false);
+  process.stdout.write(
+    `\n${missed.length === 0 ? 'Every target met.' : `${missed.length} target(s) missed.`} ` +
+      `${QUICK ? 'Quick run' : 'Run'} took ${Math.round(seconds)} s.\n`,
+  );
+
+  const results = {
+    command: `npm run bench${QUICK ? ' -- --quick' : ''}`,
+    date: new Date().toISOString(),
+    machine: {
+      node: process.version,
+      cpu: cpus()[0]?.model.trim() ?? 'unknown',
+      cores: cpus().length,
+      taskset: TASKSET,
+      pinning:
+        TASKSET && pinnedSelf
+          ? `server under test on core ${SERVER_CORE}; load generator and upstream on core ${CLIENT_CORE}`
+          : 'not pinned (taskset unavailable)',
+    },
+    plan: { quick: QUICK, ...PLAN, sessions: SESSIONS, catalog_repeats: CATALOG_REPEATS },
+    baseline: BASELINE ?? null,
+    peer: peerVersion
+      ? { package: '@ivotoby/openapi-mcp-server', version: peerVersion }
+      : { package: '@ivotoby/openapi-mcp-server', version: null, note: 'peer not installed' },
+    seconds: Math.round(seconds),
+    metrics: Object.fromEntries(metrics.all),
+    details,
+  };
+  if (OUT) {
+    await writeResults(OUT, results);
+    log(`wrote ${OUT}`);
+  }
+  rmSync(work, { recursive: true, force: true });
+}
+
+main().catch(async (error: unknown) => {
+  log(String((error as Error).stack ?? error));
+  await Promise.all(children.map((c) => c.stop()));
+  process.exit(1);
+});

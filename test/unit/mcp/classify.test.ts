@@ -1,0 +1,88 @@
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
+import { plainLegacyRoute } from '../../../core/mcp/modern.js';
+
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+// Bodies a client might POST, well-formed or not; each is tried with several version headers.
+const BODIES: unknown[] = [
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: { a: 1 } } },
+  { jsonrpc: '2.0', id: 'abc', method: 'tools/list' },
+  { jsonrpc: '2.0', id: 0, method: 'ping', params: {} },
+  { jsonrpc: '2.0', id: -7, method: '' },
+  {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  },
+  { jsonrpc: '2.0', id: 0, method: 'initialize', params: { capabilities: {} } },
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+  { jsonrpc: '2.0', id: 1, result: {} },
+  { jsonrpc: '2.0', id: 1, error: { code: -1, message: 'no' } },
+  { jsonrpc: '2.0', id: 2 ** 60, method: 'tools/call' },
+  { jsonrpc: '2.0', id: 1.5, method: 'tools/call' },
+  { jsonrpc: '2.0', id: null, method: 'tools/call' },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: [] },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: null },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', extra: true },
+  { jsonrpc: '1.0', id: 1, method: 'tools/call' },
+  { id: 1, method: 'tools/call' },
+  { jsonrpc: '2.0', id: 1, method: 7 },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { _meta: {} } },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { _meta: { progressToken: 3 } } },
+  { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', _meta: MODERN_META } },
+  { jsonrpc: '2.0', method: 'notifications/initialized', params: { _meta: MODERN_META } },
+  [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+  [],
+  'tools/list',
+  null,
+  42,
+];
+const VERSIONS = [
+  undefined,
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+  '2026-07-28',
+  ' 2025-11-25',
+  'x',
+];
+
+describe('the plain 2025-era route', () => {
+  it('agrees with the SDK classifier wherever it answers', () => {
+    let answered = 0;
+    for (const body of BODIES) {
+      for (const version of VERSIONS) {
+        const fast = plainLegacyRoute(body, version);
+        if (fast === undefined) continue;
+        answered++;
+        const input: Parameters<typeof classifyInboundRequest>[0] = { httpMethod: 'POST', body };
+        if (version !== undefined) input.protocolVersionHeader = version;
+        expect(fast, JSON.stringify({ body, version })).toEqual(classifyInboundRequest(input));
+      }
+    }
+    expect(answered).toBeGreaterThan(20);
+  });
+
+  it('answers the messages 2025-era clients send on every call', () => {
+    for (const version of [undefined, '2025-11-25']) {
+      expect(plainLegacyRoute(BODIES[0], version)?.kind).toBe('legacy');
+      expect(plainLegacyRoute(BODIES[1], version)?.kind).toBe('legacy');
+      expect(plainLegacyRoute(BODIES[6], version)?.kind).toBe('legacy');
+    }
+  });
+
+  it('leaves anything with an envelope, a modern header, a batch or a response to the SDK', () => {
+    expect(plainLegacyRoute(BODIES[21], undefined)).toBeUndefined();
+    expect(plainLegacyRoute(BODIES[0], '2026-07-28')).toBeUndefined();
+    expect(plainLegacyRoute(BODIES[23], undefined)).toBeUndefined();
+    expect(plainLegacyRoute(BODIES[8], undefined)).toBeUndefined();
+  });
+});
