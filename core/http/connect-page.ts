@@ -2,26 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Scope } from '../store/types.js';
-import { html, page, sendPage, type Html } from './html.js';
+import { html, LINK_GONE, page, sendPage, whoFor, type Html } from './html.js';
 
 export interface ConnectPageDeps {
   catalog: { readonly current: CatalogSnapshot };
   connections: ConnectionService;
 }
-
-function who(scope: Scope): string {
-  if (scope.userId === null) return 'your account';
-  return scope.orgId === null ? `user ${scope.userId}` : `user ${scope.userId} of ${scope.orgId}`;
-}
-
-const GONE = page(
-  'Link expired',
-  html`<h1>This link has expired or was already used</h1>
-    <p>
-      Links to connect a provider work once and for ten minutes. Ask your agent to connect the provider again
-      for a new link.
-    </p>`,
-);
 
 function form(provider: ProviderEntry, scope: Scope, token: string, error?: string): string {
   const auth = provider.spec.auth;
@@ -71,7 +57,7 @@ function form(provider: ProviderEntry, scope: Scope, token: string, error?: stri
       </div>
       <p>${provider.description}</p>
       <p class="muted">
-        What you enter is checked with ${provider.displayName}, then stored encrypted for ${who(scope)} and
+        What you enter is checked with ${provider.displayName}, then stored encrypted for ${whoFor(scope)} and
         used only for the calls your agent makes through this gateway. It is never shown again, to anyone.
       </p>
       ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
@@ -102,7 +88,7 @@ export function connectPageRoutes(app: FastifyInstance, deps: ConnectPageDeps): 
     const link = await deps.connections.peekLink(request.params.token);
     const provider =
       link?.purpose === 'credentials' ? deps.catalog.current.providers.get(link.provider) : undefined;
-    if (!link || !provider) return sendPage(reply, 410, GONE);
+    if (!link || !provider) return sendPage(reply, 410, LINK_GONE);
     return sendPage(reply, 200, form(provider, link.scope, request.params.token));
   });
 
@@ -110,7 +96,7 @@ export function connectPageRoutes(app: FastifyInstance, deps: ConnectPageDeps): 
     const link = await deps.connections.consumeLink(request.params.token);
     const provider =
       link?.purpose === 'credentials' ? deps.catalog.current.providers.get(link.provider) : undefined;
-    if (!link || !provider) return sendPage(reply, 410, GONE);
+    if (!link || !provider) return sendPage(reply, 410, LINK_GONE);
     const outcome = await deps.connections.connect(link.scope, provider, nest(request.body));
     if (!outcome.ok) {
       const { token } = await deps.connections.createLink(link.scope, provider.id, 'credentials');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import type { Scope } from '../store/types.js';
 
 /** Markup that is already safe; anything else interpolated into `html` is escaped. */
 export class Html {
@@ -108,4 +109,20 @@ export function sendPage(
       `default-src 'none'; style-src 'unsafe-inline'; img-src https: data:;${scripts.length > 0 ? ` script-src${scripts.join('')};` : ''} form-action 'self'${forms}; frame-ancestors 'none'`,
     )
     .send(document);
+}
+
+/** The page of a one-time link that expired or was used (connect and OAuth start links). */
+export const LINK_GONE = page(
+  'Link expired',
+  html`<h1>This link has expired or was already used</h1>
+    <p>
+      Links to connect a provider work once and for ten minutes. Ask your agent to connect the provider again
+      for a new link.
+    </p>`,
+);
+
+/** Whom a connection is for, in the words of the connect pages. */
+export function whoFor(scope: Scope): string {
+  if (scope.userId === null) return 'your account';
+  return scope.orgId === null ? `user ${scope.userId}` : `user ${scope.userId} of ${scope.orgId}`;
 }

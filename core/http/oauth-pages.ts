@@ -2,16 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth.js';
 import type { Branding, Scope } from '../store/types.js';
-import { html, page, sendPage, type Html } from './html.js';
-
-const GONE = page(
-  'Link expired',
-  html`<h1>This link has expired or was already used</h1>
-    <p>
-      Links to connect a provider work once and for ten minutes. Ask your agent to connect the provider again
-      for a new link.
-    </p>`,
-);
+import { html, LINK_GONE, page, sendPage, whoFor, type Html } from './html.js';
 
 /** The organization's name and logo above a page, when it brought its own OAuth app. */
 function brandHeader(branding: Branding | null): Html {
@@ -25,11 +16,6 @@ function brandHeader(branding: Branding | null): Html {
 
 function branded(title: string, branding: Branding | null, body: Html): string {
   return page(title, html`${brandHeader(branding)}${body}`, branding?.accentColor);
-}
-
-function who(scope: Scope): string {
-  if (scope.userId === null) return 'your account';
-  return scope.orgId === null ? `user ${scope.userId}` : `user ${scope.userId} of ${scope.orgId}`;
 }
 
 /** What the consent start page says: which provider, for whom, with which permissions, whose brand. */
@@ -56,7 +42,7 @@ export function consentStart(info: ConsentStart, action?: string): Html {
     <p>${provider.description}</p>
     <p>
       You will be sent to ${provider.displayName} to approve access for
-      ${who(info.scope)}${scopes.length > 0 ? html` with these permissions:` : '.'}
+      ${whoFor(info.scope)}${scopes.length > 0 ? html` with these permissions:` : '.'}
     </p>
     ${
       scopes.length > 0
@@ -79,7 +65,7 @@ export function consentStart(info: ConsentStart, action?: string): Html {
 export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
   app.get<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
     const info = await oauth.startInfo(request.params.token);
-    if (!info) return sendPage(reply, 410, GONE);
+    if (!info) return sendPage(reply, 410, LINK_GONE);
     return sendPage(
       reply,
       200,
@@ -95,7 +81,7 @@ export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
 
   app.post<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
     const location = await oauth.begin(request.params.token);
-    if (!location) return sendPage(reply, 410, GONE);
+    if (!location) return sendPage(reply, 410, LINK_GONE);
     return reply
       .code(303)
       .header('cache-control', 'no-store')
