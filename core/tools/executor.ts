@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
-import type { CompiledTool, ProviderEntry, RequestPlan } from '../catalog/types.js';
+import type { CompiledTool, ProviderEntry } from '../catalog/types.js';
 import { providerSetting, type Config } from '../config.js';
 import { OutboundError, type OutboundClient, type OutboundResponse } from '../connections/outbound.js';
 import type { PluginRegistry } from '../plugins/registry.js';
@@ -25,18 +25,12 @@ export interface ProviderAccess {
   renew?: () => Promise<ProviderAccess>;
 }
 
-/** A raw request to a provider (credential checks, identity, plugins), relative to its base URL. */
-export interface ProviderRequest {
-  method: RequestPlan['method'];
-  path: string;
-  /** An absolute URL used instead of the base URL and `path`. */
-  url?: string;
-  query?: Record<string, string | number | boolean | undefined>;
-  headers?: Record<string, string>;
-  json?: unknown;
-  form?: Record<string, string>;
+/**
+ * A raw request to a provider (credential checks, identity, plugins), relative to its base URL:
+ * what a plugin may send, plus which of the manifest's named servers to use.
+ */
+export interface ProviderRequest extends PluginHttpRequest {
   server?: string;
-  timeoutMs?: number;
 }
 
 /** A provider that cannot be called as configured (no base URL, a field missing): the operator's or user's to fix. */
@@ -286,17 +280,8 @@ export class Executor {
       credentials: () => Promise.resolve(access.credentials),
       fields: access.fields,
       http: {
-        request: async (request: PluginHttpRequest) => {
-          const { method, path, url, query, headers, json, form, timeoutMs } = request;
-          const sent: ProviderRequest = { method, path };
-          if (url !== undefined) sent.url = url;
-          if (query) sent.query = query;
-          if (headers) sent.headers = headers;
-          if (json !== undefined) sent.json = json;
-          if (form) sent.form = form;
-          if (timeoutMs !== undefined) sent.timeoutMs = timeoutMs;
-          return pluginResponse(await this.send(provider, access, sent, signal));
-        },
+        request: async (request: PluginHttpRequest) =>
+          pluginResponse(await this.send(provider, access, request, signal)),
       },
       log: this.deps.log.child({ provider: provider.id, plugin: plugin?.id }),
       ...(signal ? { signal } : {}),
