@@ -9,6 +9,7 @@ export default tseslint.config(
       'data/**',
       'test/artifacts/**',
       'coverage/**',
+      'core/catalog/manifest-validator.ts',
       'eslint.config.js',
     ],
   },

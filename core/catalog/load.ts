@@ -8,7 +8,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { Manifest } from './manifest-schema.js';
 import { checkStructure } from './structure.js';
-import type { Finding } from './types.js';
+import type { Finding, ProviderEntry } from './types.js';
 import { YamlSource } from './yaml-source.js';
 
 export interface ManifestFile {
@@ -22,8 +22,8 @@ export interface ManifestFile {
   findings: Finding[];
   /** Absolute path of the OpenAPI document, when the manifest names one. */
   documentFile?: string;
-  /** Whether that document exists (it is read for the hash). */
-  documentFound: boolean;
+  /** That document's bytes, when it exists (read once, for the hash and the compiler). */
+  document?: Buffer;
   /** sha256 over the manifest, its document and its plugin's declaration. */
   contentHash: string;
 }
@@ -33,34 +33,81 @@ export function idFromFile(file: string): string {
   return basename(file).replace(/\.ya?ml$/, '');
 }
 
-export async function readManifest(file: string, registry: PluginRegistry): Promise<ManifestFile> {
-  const bytes = await readFile(file);
-  const hash = createHash('sha256').update(bytes);
+/** Reads and checks the manifest whose file holds `bytes`. */
+export async function readManifest(
+  file: string,
+  bytes: Buffer,
+  registry: PluginRegistry,
+): Promise<ManifestFile> {
   const source = new YamlSource(file, bytes.toString('utf8'));
-  const base = { file, id: idFromFile(file), source, documentFound: false };
-  if (source.findings.length > 0)
-    return { ...base, findings: source.findings, contentHash: hash.digest('hex') };
+  const base = { file, id: idFromFile(file), source };
+  const failed = (findings: Finding[]): ManifestFile => ({
+    ...base,
+    findings,
+    contentHash: createHash('sha256').update(bytes).digest('hex'),
+  });
+  if (source.findings.length > 0) return failed(source.findings);
 
   const { manifest, findings } = checkStructure(source, source.toJS());
-  if (!manifest) return { ...base, findings, contentHash: hash.digest('hex') };
+  if (!manifest) return failed(findings);
 
   let documentFile: string | undefined;
-  let documentFound = false;
+  let document: Buffer | undefined;
   if (manifest.openapi) {
     documentFile = resolve(dirname(file), manifest.openapi.file);
-    const document = await readFile(documentFile).catch(() => undefined);
-    documentFound = document !== undefined;
-    // Separators keep (manifest, document) pairs from hashing alike when bytes shift between them.
-    hash.update('\0document\0').update(document ?? '');
+    document = await readFile(documentFile).catch(() => undefined);
   }
-  const plugin = manifest.plugin === undefined ? undefined : registry.declaration(manifest.plugin);
-  hash.update('\0plugin\0').update(JSON.stringify(plugin ?? null));
   return {
     ...base,
     manifest,
     findings,
     ...(documentFile !== undefined ? { documentFile } : {}),
-    documentFound,
-    contentHash: hash.digest('hex'),
+    ...(document !== undefined ? { document } : {}),
+    contentHash: contentHash(
+      bytes,
+      manifest.openapi ? (document ?? '') : undefined,
+      manifest.plugin,
+      registry,
+    ),
   };
+}
+
+/**
+ * Whether `entry` is still what the manifest `bytes` build: the same content hash, over the
+ * document the entry's manifest named and its plugin's declaration as they are now. Bytes equal to
+ * those the entry was built from name the same document and plugin, so nothing is parsed (parsing
+ * the YAML was most of an unchanged reload's time).
+ */
+export async function isUnchanged(
+  entry: ProviderEntry,
+  file: string,
+  bytes: Buffer,
+  registry: PluginRegistry,
+): Promise<boolean> {
+  const document =
+    entry.openapiFile === undefined
+      ? undefined
+      : await readFile(resolve(dirname(file), entry.openapiFile)).catch(() => null);
+  if (document === null) return false;
+  return contentHash(bytes, document, entry.plugin, registry) === entry.contentHash;
+}
+
+/**
+ * The content hash of a manifest that passes pass 1: sha256 over its bytes, its document's
+ * (`undefined` when it names none, empty when that does not exist) and its plugin's declaration.
+ */
+function contentHash(
+  bytes: Buffer,
+  document: Buffer | string | undefined,
+  plugin: string | undefined,
+  registry: PluginRegistry,
+): string {
+  const hash = createHash('sha256').update(bytes);
+  // Separators keep (manifest, document) pairs from hashing alike when bytes shift between them.
+  if (document !== undefined) hash.update('\0document\0').update(document);
+  const declaration = plugin === undefined ? undefined : registry.declaration(plugin);
+  return hash
+    .update('\0plugin\0')
+    .update(JSON.stringify(declaration ?? null))
+    .digest('hex');
 }

@@ -66,7 +66,7 @@ export function checkMeaning(
       ),
     );
   }
-  if (manifest.openapi && !loaded.documentFound) {
+  if (manifest.openapi && loaded.document === undefined) {
     add(
       source.finding(
         'TG_MANIFEST_FILE_NOT_FOUND',

@@ -1,14 +1,15 @@
 /**
  * One provider from manifest to ProviderEntry: read and check the manifest (passes 1 and 2),
  * gather its tools (OpenAPI operations, inline tools, plugin tools), check their names, file them
- * in categories. An unchanged provider (same content hash) is not recompiled.
+ * in categories. An unchanged provider (same content hash) is not recompiled, nor even parsed.
  */
+import { readFile } from 'node:fs/promises';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { assignCategories } from './categories.js';
 import { hasErrors, sortFindings } from './findings.js';
 import { compileInlineTools } from './inline.js';
 import { toolSchemaProblem } from './json-schema.js';
-import { readManifest } from './load.js';
+import { idFromFile, isUnchanged, readManifest } from './load.js';
 import type { Manifest } from './manifest-schema.js';
 import { checkMeaning } from './meaning.js';
 import { compileOpenApiTools } from './openapi/compile.js';
@@ -35,13 +36,15 @@ export async function buildProvider(
   registry: PluginRegistry,
   previous?: ProviderEntry,
 ): Promise<ProviderBuild> {
-  const loaded = await readManifest(file, registry);
+  const bytes = await readFile(file);
+  if (previous && (await isUnchanged(previous, file, bytes, registry))) {
+    const { contentHash, warnings } = previous;
+    return { id: idFromFile(file), file, contentHash, entry: previous, findings: warnings };
+  }
+  const loaded = await readManifest(file, bytes, registry);
   const base = { id: loaded.id, file, contentHash: loaded.contentHash };
   const { manifest, source } = loaded;
   if (!manifest) return { ...base, findings: sortFindings(loaded.findings) };
-  if (previous?.contentHash === loaded.contentHash) {
-    return { ...base, entry: previous, findings: previous.warnings };
-  }
 
   const findings = [...loaded.findings, ...checkMeaning({ ...loaded, manifest }, registry)];
   const pluginDrafts = pluginTools(source, manifest, registry, findings);
@@ -49,10 +52,10 @@ export async function buildProvider(
   findings.push(...inline.findings);
   const drafts = [...inline.drafts, ...pluginDrafts];
 
-  if (manifest.openapi && loaded.documentFile !== undefined && loaded.documentFound) {
+  if (manifest.openapi && loaded.documentFile !== undefined && loaded.document !== undefined) {
     const reserved = new Set(drafts.map((d) => d.tool.name));
     try {
-      const document = await loadDocument(loaded.documentFile);
+      const document = await loadDocument(loaded.documentFile, loaded.document);
       const compiled = compileOpenApiTools(source, manifest.id, manifest.openapi, document, reserved);
       findings.push(...compiled.findings);
       drafts.unshift(...compiled.drafts);
@@ -111,6 +114,7 @@ export async function buildProvider(
     contentHash: loaded.contentHash,
     ...(manifest.plugin !== undefined ? { plugin: manifest.plugin } : {}),
     file,
+    ...(manifest.openapi ? { openapiFile: manifest.openapi.file } : {}),
     spec: {
       auth: manifest.auth,
       ...(manifest.connection_fields ? { connection_fields: manifest.connection_fields } : {}),

@@ -1,24 +1,13 @@
 /**
  * Pass 1 of manifest validation: the structure, checked by ajv against ManifestSchema with every
- * error collected, each turned into a located finding whose message says how to fix it.
+ * error collected, each turned into a located finding whose message says how to fix it. The
+ * validator is compiled ahead of time (manifest-validator.ts, by scripts/gen-manifest-schema.ts).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { manifestJsonSchema, type Manifest } from './manifest-schema.js';
+import type { ErrorObject } from 'ajv';
+import type { Manifest } from './manifest-schema.js';
+import { validateManifest } from './manifest-validator.js';
 import type { YamlSource, PathSegment } from './yaml-source.js';
 import type { Finding } from './types.js';
-
-let validator: ValidateFunction<Manifest> | undefined;
-
-function compiled(): ValidateFunction<Manifest> {
-  // Compiled once per process: ajv code generation costs far more than a validation.
-  validator ??= new Ajv({
-    allErrors: true,
-    strict: true,
-    discriminator: true,
-    verbose: true,
-  }).compile<Manifest>(manifestJsonSchema());
-  return validator;
-}
 
 type SchemaNode = {
   properties?: Record<string, { description?: string }>;
@@ -32,9 +21,8 @@ export function checkStructure(
   source: YamlSource,
   data: unknown,
 ): { manifest?: Manifest; findings: Finding[] } {
-  const validate = compiled();
-  if (validate(data)) return { manifest: data, findings: [] };
-  const errors = withoutBranchNoise(validate.errors ?? []);
+  if (validateManifest(data)) return { manifest: data, findings: [] };
+  const errors = withoutBranchNoise(validateManifest.errors ?? []);
   const findings = errors.map((error) => toFinding(source, error));
   return { findings: dedupe(findings) };
 }

@@ -129,6 +129,8 @@ export interface ProviderEntry {
   plugin?: string;
   /** Path of the manifest file the entry was built from. */
   file: string;
+  /** The manifest's `openapi.file` (relative to it), so a reload can hash the document unparsed. */
+  openapiFile?: string;
   /** How to connect and call the provider, as the manifest says (see manifest-schema.ts). */
   spec: ProviderSpec;
   /** Warnings of validation and compilation (e.g. operations skipped), for validate and /readyz. */

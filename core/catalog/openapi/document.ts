@@ -30,9 +30,14 @@ export class UnsupportedError extends Error {}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-/** Reads and parses a document; throws with a readable message when it is not OpenAPI 2.0/3.0/3.1. */
-export async function loadDocument(file: string): Promise<OpenApiDocument> {
-  const root = (await SwaggerParser.parse(file)) as unknown as JsonObject;
+/**
+ * Parses the document `file` from its bytes; throws with a readable message when it is not OpenAPI
+ * 2.0/3.0/3.1. The loader has read the bytes for the content hash: swagger-parser's file resolver
+ * is handed them instead of reading the file again (11 MB for GitHub's description).
+ */
+export async function loadDocument(file: string, bytes: Buffer): Promise<OpenApiDocument> {
+  const options = { resolve: { file: { read: () => bytes } } };
+  const root = (await SwaggerParser.parse(file, options)) as unknown as JsonObject;
   const declared = [root.swagger, root.openapi].find((v): v is string => typeof v === 'string') ?? '';
   const version =
     declared === '2.0'

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../../core/catalog/catalog.js';
 import { CatalogHolder } from '../../../core/catalog/holder.js';
 import type { CatalogReport } from '../../../core/catalog/catalog.js';
-import { fixtureRegistry } from '../../fixtures/catalog/plugins.js';
+import { PluginRegistry } from '../../../core/plugins/registry.js';
+import { fixtureRegistry, linearTools } from '../../fixtures/catalog/plugins.js';
 
 let dir: string;
 const registry = fixtureRegistry();
@@ -113,6 +114,31 @@ describe('buildCatalog', () => {
     const third = await buildCatalog({ dir, registry, previous: second.snapshot });
     expect(third.snapshot.stale.size).toBe(0);
     expect(third.report.unchanged).toEqual(['linear', 'petshop']);
+  });
+
+  it('keeps the last good version of a provider whose document disappears', async () => {
+    const first = await buildCatalog({ dir, registry });
+    await unlink(join(dir, 'petshop.openapi.yaml'));
+    const second = await buildCatalog({ dir, registry, previous: first.snapshot });
+    expect(summary(second.report)).toMatchObject({ keptOld: ['petshop'], unchanged: ['linear'] });
+    expect(second.snapshot.stale.get('petshop')?.map((f) => f.code)).toContain('TG_MANIFEST_FILE_NOT_FOUND');
+  });
+
+  it('recompiles a provider whose plugin declaration changed', async () => {
+    const first = await buildCatalog({ dir, registry });
+    const described = linearTools.map((t) =>
+      t.name === 'linear_viewer' ? { ...t, description: 'Who I am.' } : t,
+    );
+    const changed = new PluginRegistry()
+      .declare({ id: 'slack-webhook' })
+      .declare({ id: 'linear', tools: described });
+    const second = await buildCatalog({ dir, registry: changed, previous: first.snapshot });
+    expect(summary(second.report)).toMatchObject({
+      changed: ['linear'],
+      unchanged: ['petshop'],
+      toolsChanged: ['linear'],
+    });
+    expect(second.snapshot.tools.get('linear_viewer')?.description).toBe('Who I am.');
   });
 
   it('reports a new broken provider as failed and a deleted one as removed', async () => {
