@@ -57,6 +57,13 @@ export class ConnectionService extends EventEmitter<{
   changed: [scope: Scope, provider: string];
   refreshed: [scope: Scope, provider: string];
 }> {
+  /**
+   * Opened credentials by the record they were opened from: the store hands back the same frozen
+   * record while its row is unchanged (Store.getConnection), so a call skips the decryption; a
+   * changed row is a new record, and the old entry goes with the old record.
+   */
+  private readonly opened = new WeakMap<ConnectionRecord, ProviderAccess>();
+
   constructor(private readonly deps: ConnectionServiceDeps) {
     super();
   }
@@ -77,9 +84,14 @@ export class ConnectionService extends EventEmitter<{
   ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
     const record = await this.deps.store.getConnection(scope, provider);
     if (!record) return undefined;
-    const scopeId = await this.deps.store.ensureScope(scope);
-    const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
-    return { record, access: { credentials, fields: record.fields } };
+    let access = this.opened.get(record);
+    if (!access) {
+      const scopeId = await this.deps.store.ensureScope(scope);
+      const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
+      access = Object.freeze({ credentials: Object.freeze(credentials), fields: record.fields });
+      this.opened.set(record, access);
+    }
+    return { record, access };
   }
 
   /**

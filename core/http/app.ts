@@ -1,4 +1,9 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { DestinationStream } from 'pino';
 import { GatewayError } from '../errors.js';
 import { serializers } from './log.js';
@@ -15,6 +20,27 @@ const FASTIFY_CODES: Record<string, GatewayError['code']> = {
 };
 
 /**
+ * One access line per request, when it completes (with the request, the status and the time),
+ * instead of Fastify's two: a log line costs about 13 µs, which on the tools/call path is a tenth of
+ * the gateway's CPU (scripts/bench). Failed responses keep Fastify's error line.
+ */
+class AccessLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) {
+      super.requestCompleted(error, request, reply);
+      return;
+    }
+    reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
+/**
  * The Fastify instance with the gateway's logging and error conventions: every refusal is
  * `{ error: { code, message } }` from the catalogue, with no stack trace; unexpected errors are
  * logged with the request id and answered as TG_ERR_INTERNAL.
@@ -26,6 +52,7 @@ export function createApp(options: { logLevel: string; logStream?: DestinationSt
       serializers,
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
+    logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,

@@ -75,6 +75,9 @@ interface LinkRow {
   expires_at: string;
 }
 
+/** Rows {@link SqliteStore} keeps for the per-call path before starting over (a bound, not a tuning). */
+const HOT_ROWS = 10_000;
+
 const CONNECTION_COLUMNS = `c.id, c.provider, c.state, c.fields, c.account, c.credentials, c.oauth_app, c.expires_at, c.created_at, c.updated_at`;
 const SCOPE_MATCH = `s.client_id = ? AND s.org_id = ? AND s.user_id = ?`;
 
@@ -172,6 +175,10 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly scopeIds = new Map<string, string>();
+  /** Rows read on every tool call (see {@link hotRead}), frozen, by statement and arguments. */
+  private readonly hot = new Map<string, object>();
+  /** The database state `hot` was read in: data_version (other connections) and total_changes (ours). */
+  private hotState = { version: -1, changes: -1 };
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -189,6 +196,30 @@ export class SqliteStore implements Store {
       this.statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /**
+   * A read of the per-call path (the key by its hash, the connection of a scope and provider),
+   * answered from memory while nothing in the database changed: `PRAGMA data_version` moves when
+   * another connection (the CLI, another server) commits, `total_changes()` when this one writes.
+   * Checking both costs less than the lookups it saves, and a revocation or reconnect anywhere is
+   * still seen by the next request. The same frozen object comes back while its row is unchanged,
+   * so callers can remember work derived from it (ConnectionService keeps opened credentials).
+   */
+  private hotRead<T extends object>(key: string, read: () => T | undefined): T | undefined {
+    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
+    const changes = this.stmt('SELECT total_changes()').pluck().get() as number;
+    if (version !== this.hotState.version || changes !== this.hotState.changes) {
+      this.hot.clear();
+      this.hotState = { version, changes };
+    }
+    const cached = this.hot.get(key);
+    if (cached) return cached as T;
+    const value = read();
+    if (value === undefined) return undefined;
+    if (this.hot.size >= HOT_ROWS) this.hot.clear();
+    this.hot.set(key, Object.freeze(value));
+    return value;
   }
 
   migrate(): Promise<number[]> {
@@ -286,10 +317,14 @@ export class SqliteStore implements Store {
   }
 
   findApiKeyByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.stmt(
-      `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN clients c ON c.id = k.client_id WHERE k.hash_version = ? AND k.hash = ?`,
-    ).get(hashVersion, hash) as KeyRow | undefined;
-    return Promise.resolve(row && keyRecord(row));
+    return Promise.resolve(
+      this.hotRead(`key\u0000${hashVersion}\u0000${hash}`, () => {
+        const row = this.stmt(
+          `SELECT ${KEY_COLUMNS} FROM api_keys k JOIN clients c ON c.id = k.client_id WHERE k.hash_version = ? AND k.hash = ?`,
+        ).get(hashVersion, hash) as KeyRow | undefined;
+        return row && keyRecord(row);
+      }),
+    );
   }
 
   getApiKey(id: string): Promise<ApiKeyRecord | undefined> {
@@ -392,10 +427,18 @@ export class SqliteStore implements Store {
   }
 
   getConnection(scope: Scope, provider: string): Promise<ConnectionRecord | undefined> {
-    const row = this.stmt(
-      `SELECT ${CONNECTION_COLUMNS} FROM connections c JOIN scopes s ON s.id = c.scope_id WHERE ${SCOPE_MATCH} AND c.provider = ?`,
-    ).get(...scopeColumns(scope), provider) as ConnectionRow | undefined;
-    return Promise.resolve(row && connectionRecord(row));
+    const columns = scopeColumns(scope);
+    return Promise.resolve(
+      this.hotRead(`connection\u0000${columns.join('\u0000')}\u0000${provider}`, () => {
+        const row = this.stmt(
+          `SELECT ${CONNECTION_COLUMNS} FROM connections c JOIN scopes s ON s.id = c.scope_id WHERE ${SCOPE_MATCH} AND c.provider = ?`,
+        ).get(...columns, provider) as ConnectionRow | undefined;
+        if (!row) return undefined;
+        const record = connectionRecord(row);
+        Object.freeze(record.fields);
+        return record;
+      }),
+    );
   }
 
   async putConnection(scope: Scope, c: NewConnection): Promise<void> {

@@ -189,7 +189,11 @@ export interface Store {
   listClients(): Promise<ClientRecord[]>;
 
   insertApiKey(key: NewApiKey): Promise<void>;
-  /** The key stored under this hash (any status), or undefined. */
+  /**
+   * The key stored under this hash (any status), or undefined. Asked on every request: an
+   * implementation may answer from memory while the row is unchanged, as long as a revocation
+   * committed anywhere is seen by the next call (SqliteStore: data_version).
+   */
   findApiKeyByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined>;
   getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(): Promise<ApiKeyRecord[]>;
@@ -210,6 +214,10 @@ export interface Store {
   resolveReport(id: string, at: string): Promise<boolean>;
 
   listConnections(scope: Scope): Promise<ConnectionRecord[]>;
+  /**
+   * The scope's connection to a provider. Asked on every tool call, with the same latitude as
+   * findApiKeyByHash; a record answered from memory is frozen and the same object each time.
+   */
   getConnection(scope: Scope, provider: string): Promise<ConnectionRecord | undefined>;
   /**
    * Inserts the scope's connection to `connection.provider`, or replaces the existing one whole

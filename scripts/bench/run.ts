@@ -16,6 +16,7 @@
  * Options:
  *   --quick              shorter windows and fewer rounds
  *   --only=a,b           sections: call, list, sessions, catalog
+ *   --rounds=N           interleaved rounds of tools/call and tools/list (default 2 quick, 5 full)
  *   --out=FILE           where to write the results (a full run writes scripts/bench/results.json)
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
  *                        its node_modules linked): its gateway joins the tools/call and tools/list
@@ -88,7 +89,7 @@ const FULL_RUN = !QUICK && !PROFILE && option('only') === undefined && option('b
 const OUT = option('out') ?? (FULL_RUN ? join(REPO, 'scripts/bench/results.json') : undefined);
 
 /** How long each part runs: a full run stays well under five minutes on two cores. */
-const PLAN = QUICK
+const BASE_PLAN = QUICK
   ? { rounds: 2, warmMs: 500, window1Ms: 500, window32Ms: 700, settleMs: 150, listRounds: 2, listMs: 300 }
   : {
       rounds: 5,
@@ -99,6 +100,10 @@ const PLAN = QUICK
       listRounds: 4,
       listMs: 800,
     };
+const ROUNDS = option('rounds');
+if (ROUNDS !== undefined && !/^[1-9]\d*$/.test(ROUNDS)) throw new Error('--rounds needs a positive integer');
+const PLAN =
+  ROUNDS === undefined ? BASE_PLAN : { ...BASE_PLAN, rounds: Number(ROUNDS), listRounds: Number(ROUNDS) };
 const SESSIONS = QUICK
   ? { idle: 300, listen: 50, calls: 10_000 }
   : { idle: 1_000, listen: 200, calls: 100_000 };

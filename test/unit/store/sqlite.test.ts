@@ -121,4 +121,48 @@ describe('SqliteStore', () => {
     expect((await store.listReports({ status: 'resolved' })).map((r) => r.summary)).toEqual(['first']);
     expect((await store.listReports({})).length).toBe(2);
   });
+
+  it('answers per-call reads from memory, yet sees the next write from this or another process', async () => {
+    const other = new SqliteStore(join(dir, 'toolgate.db'));
+    const client = await store.createClient('c');
+    await store.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
+    await store.insertApiKey({
+      id: 'key_1',
+      clientId: client.id,
+      type: 'solo',
+      hash: 'h1',
+      hashVersion: 1,
+      hint: 'x',
+    });
+    const scope: Scope = { clientId: client.id, orgId: 'o', userId: 'u' };
+    const connection = (id: string, credentials: string) => ({
+      id,
+      provider: 'github',
+      state: 'connected' as const,
+      fields: { site: 'a' },
+      account: null,
+      credentials,
+      oauthApp: null,
+      expiresAt: null,
+    });
+    await store.putConnection(scope, connection('con_1', 'sealed-1'));
+
+    const key = await store.findApiKeyByHash(1, 'h1');
+    const record = await store.getConnection(scope, 'github');
+    // Unchanged rows: the same frozen objects (what ConnectionService keys opened credentials by).
+    expect(await store.findApiKeyByHash(1, 'h1')).toBe(key);
+    expect(await store.getConnection(scope, 'github')).toBe(record);
+    expect(Object.isFrozen(record) && Object.isFrozen(record!.fields)).toBe(true);
+
+    // Another connection (the CLI) revokes the key and replaces the connection.
+    expect(await other.revokeApiKey('key_1', '2026-11-22T00:00:00.000Z')).toBe(true);
+    await other.putConnection(scope, connection('con_2', 'sealed-2'));
+    expect((await store.findApiKeyByHash(1, 'h1'))?.revokedAt).toBe('2026-11-22T00:00:00.000Z');
+    expect((await store.getConnection(scope, 'github'))?.credentials).toBe('sealed-2');
+
+    // This connection's own writes.
+    expect(await store.deleteConnection(scope, 'github')).toBe(true);
+    expect(await store.getConnection(scope, 'github')).toBeUndefined();
+    await other.close();
+  });
 });
