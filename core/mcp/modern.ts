@@ -15,13 +15,7 @@ import type { ToolService } from '../tools/service.js';
 import { ToolCallError } from '../tools/types.js';
 import { dispatch, LEAN_METHODS } from './dispatch.js';
 import { header } from './legacy-common.js';
-import {
-  INSTRUCTIONS,
-  JSON_CONTENT_TYPE,
-  LEGACY_VERSIONS,
-  SERVER_CAPABILITIES,
-  SERVER_INFO,
-} from './protocol.js';
+import { INSTRUCTIONS, LEGACY_VERSIONS, sendRpc, SERVER_CAPABILITIES, SERVER_INFO } from './protocol.js';
 import type { StreamHub } from './streams.js';
 
 export interface ModernDeps {
@@ -169,7 +163,7 @@ export class ModernLeg {
         'modern',
         { signal: abort.signal },
       );
-      await reply.code(200).type(JSON_CONTENT_TYPE).send(body);
+      await sendRpc(reply, body);
       return;
     }
     if (route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {

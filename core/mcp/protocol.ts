@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import packageJson from '../../package.json' with { type: 'json' };
 
 const { version } = packageJson;
@@ -41,27 +43,37 @@ export function encodeResult(id: JsonRpcId, resultJson: string): string {
 }
 
 /**
- * An encoded JSON-RPC message: text, or bytes when it was assembled from cached bytes (tools/list).
- * HTTP responses take either as it is; SSE frames and batches need the text (`rpcText`).
+ * An encoded JSON-RPC message: text, or the parts of one assembled around cached bytes (tools/list),
+ * which an HTTP response sends without copying them into one buffer ({@link sendRpc}); SSE frames
+ * and batches need the text (`rpcText`).
  */
-export type RpcBody = string | Buffer;
+export type RpcBody = string | readonly Buffer[];
 
 /** What JSON answers are sent as; named in full because Fastify adds the charset to strings only. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export function rpcText(body: RpcBody): string {
-  return typeof body === 'string' ? body : body.toString('utf8');
+  return typeof body === 'string' ? body : Buffer.concat(body).toString('utf8');
+}
+
+// Above this size the parts of a message are streamed one after the other: one contiguous copy of
+// a 300-tool list (360 KB) costs 30–100 µs, the upper end when the allocator maps fresh pages for it.
+const COPY_LIMIT = 64 * 1024;
+
+/** Answers an HTTP request with one JSON-RPC message. */
+export function sendRpc(reply: FastifyReply, body: RpcBody): FastifyReply {
+  void reply.code(200).type(JSON_CONTENT_TYPE);
+  if (typeof body === 'string') return reply.send(body);
+  const length = body.reduce((total, part) => total + part.length, 0);
+  if (length <= COPY_LIMIT) return reply.send(Buffer.concat(body, length));
+  return reply.header('content-length', length).send(Readable.from(body, { objectMode: false }));
 }
 
 const RESULT_END = Buffer.from('}');
 
 /** A JSON-RPC success response whose result is the concatenation of already-encoded parts. */
-export function encodeResultBytes(id: JsonRpcId, resultParts: readonly Buffer[]): Buffer {
-  return Buffer.concat([
-    Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`),
-    ...resultParts,
-    RESULT_END,
-  ]);
+export function encodeResultBytes(id: JsonRpcId, resultParts: readonly Buffer[]): Buffer[] {
+  return [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`), ...resultParts, RESULT_END];
 }
 
 export function encodeError(id: JsonRpcId | null, code: number, message: string): string {

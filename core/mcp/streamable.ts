@@ -8,10 +8,10 @@ import { answer, header, isInitialize, messagesOf, ownedSession, type LegacyDeps
 import {
   encodeResult,
   INSTRUCTIONS,
-  JSON_CONTENT_TYPE,
   LEGACY_VERSIONS,
   negotiateLegacyVersion,
   rpcText,
+  sendRpc,
   SERVER_CAPABILITIES,
   SERVER_INFO,
   sseMessage,
@@ -72,8 +72,10 @@ export class StreamableLeg {
     const context = session?.elicitUrl ? this.elicitation(session.id) : {};
     const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, caller, context)));
     if (acceptsJson(request)) {
-      const body = Array.isArray(request.body) ? `[${answers.map(rpcText).join(',')}]` : answers[0]!;
-      return reply.code(200).type(JSON_CONTENT_TYPE).send(body);
+      return sendRpc(
+        reply,
+        Array.isArray(request.body) ? `[${answers.map(rpcText).join(',')}]` : answers[0]!,
+      );
     }
     return reply
       .code(200)
