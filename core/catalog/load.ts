@@ -33,11 +33,21 @@ export function idFromFile(file: string): string {
   return basename(file).replace(/\.ya?ml$/, '');
 }
 
-/** Reads and checks the manifest whose file holds `bytes`. */
+/** An OpenAPI document as read from disk (`bytes` undefined: it does not exist). */
+export interface DocumentRead {
+  file: string;
+  bytes: Buffer | undefined;
+}
+
+/**
+ * Reads and checks the manifest whose file holds `bytes`. `known` is a document already read (by
+ * {@link isUnchanged}), used instead of reading it again when the manifest still names it.
+ */
 export async function readManifest(
   file: string,
   bytes: Buffer,
   registry: PluginRegistry,
+  known?: DocumentRead,
 ): Promise<ManifestFile> {
   const source = new YamlSource(file, bytes.toString('utf8'));
   const base = { file, id: idFromFile(file), source };
@@ -55,7 +65,7 @@ export async function readManifest(
   let document: Buffer | undefined;
   if (manifest.openapi) {
     documentFile = resolve(dirname(file), manifest.openapi.file);
-    document = await readFile(documentFile).catch(() => undefined);
+    document = known?.file === documentFile ? known.bytes : await readDocument(documentFile);
   }
   return {
     ...base,
@@ -76,20 +86,27 @@ export async function readManifest(
  * Whether `entry` is still what the manifest `bytes` build: the same content hash, over the
  * document the entry's manifest named and its plugin's declaration as they are now. Bytes equal to
  * those the entry was built from name the same document and plugin, so nothing is parsed (parsing
- * the YAML was most of an unchanged reload's time).
+ * the YAML was most of an unchanged reload's time). The document read is handed back for
+ * {@link readManifest} when the entry has changed.
  */
 export async function isUnchanged(
   entry: ProviderEntry,
   file: string,
   bytes: Buffer,
   registry: PluginRegistry,
-): Promise<boolean> {
-  const document =
-    entry.openapiFile === undefined
-      ? undefined
-      : await readFile(resolve(dirname(file), entry.openapiFile)).catch(() => null);
-  if (document === null) return false;
-  return contentHash(bytes, document, entry.plugin, registry) === entry.contentHash;
+): Promise<{ unchanged: boolean; document?: DocumentRead }> {
+  if (entry.openapiFile === undefined)
+    return { unchanged: contentHash(bytes, undefined, entry.plugin, registry) === entry.contentHash };
+  const documentFile = resolve(dirname(file), entry.openapiFile);
+  const document: DocumentRead = { file: documentFile, bytes: await readDocument(documentFile) };
+  const unchanged =
+    document.bytes !== undefined &&
+    contentHash(bytes, document.bytes, entry.plugin, registry) === entry.contentHash;
+  return { unchanged, document };
+}
+
+function readDocument(file: string): Promise<Buffer | undefined> {
+  return readFile(file).catch(() => undefined);
 }
 
 /**

@@ -37,11 +37,12 @@ export async function buildProvider(
   previous?: ProviderEntry,
 ): Promise<ProviderBuild> {
   const bytes = await readFile(file);
-  if (previous && (await isUnchanged(previous, file, bytes, registry))) {
+  const check = previous && (await isUnchanged(previous, file, bytes, registry));
+  if (previous && check?.unchanged) {
     const { contentHash, warnings } = previous;
     return { id: idFromFile(file), file, contentHash, entry: previous, findings: warnings };
   }
-  const loaded = await readManifest(file, bytes, registry);
+  const loaded = await readManifest(file, bytes, registry, check?.document);
   const base = { id: loaded.id, file, contentHash: loaded.contentHash };
   const { manifest, source } = loaded;
   if (!manifest) return { ...base, findings: sortFindings(loaded.findings) };

@@ -40,6 +40,7 @@ import {
   writeGithubAll,
 } from './lib/fixtures.js';
 import { buildChildren } from './lib/build.js';
+import { freePort } from './lib/ports.js';
 import type { CatalogProbe } from './lib/ipc.js';
 import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
 import {
@@ -53,7 +54,6 @@ import {
 import {
   CLIENT_CORE,
   firstLine,
-  freePort,
   GatewayChild,
   pinned,
   pinSelf,

@@ -1,11 +1,12 @@
-import { EventEmitter, once } from 'node:events';
-import { createServer } from 'node:net';
+import { EventEmitter } from 'node:events';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { KeyType } from '../../core/auth/keys.js';
 import { loadConfig } from '../../core/config.js';
 import { Gateway, type GatewayOptions } from '../../core/gateway.js';
+
+export { freePort } from '../../scripts/bench/lib/ports.js';
 
 export interface TestGateway {
   gateway: Gateway;
@@ -84,14 +85,4 @@ export function until(emitter: NodeJS.EventEmitter, event: string, predicate: ()
     };
     emitter.on(event, check);
   });
-}
-
-/** A TCP port free on loopback right now, for a gateway whose base URL must be known up front. */
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }

@@ -5,7 +5,6 @@
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { BenchCommandInput, BenchReply, GatewayReady } from './ipc.js';
 
@@ -123,16 +122,6 @@ export function backgroundLoad(): () => number {
     const others = machineBusyMicros() - machine0 - (oursMicros() - ours0);
     return Math.max(0, others / 1e6 / seconds);
   };
-}
-
-/** A loopback port free right now (for a server that must be told its port up front). */
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** The gateway child (gateway.ts): waits for it to be ready and sends it commands. */
