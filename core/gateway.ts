@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { KeyService } from './auth/key-service.js';
-import { scopeKey } from './auth/scope.js';
 import { CatalogHolder, formatFindings, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
 import { OutboundClient } from './connections/outbound.js';
@@ -30,13 +29,14 @@ import { StreamableLeg } from './mcp/streamable.js';
 import { StreamHub } from './mcp/streams.js';
 import { PluginRegistry } from './plugins/registry.js';
 import type { ProviderPlugin } from './plugins/types.js';
-import { openStore } from './store/sqlite.js';
-import type { Scope, Store } from './store/types.js';
+import type { Store } from './store/types.js';
 import { Executor } from './tools/executor.js';
 import { providerToolRunner, visibleProviders } from './tools/provider-tools.js';
 import { postJson, reportWebhook } from './tools/report-webhook.js';
 import { ToolService } from './tools/service.js';
 import { createSystemTools } from './tools/system.js';
+import { type Scope, scopeKey } from './domain.js';
+import { openStore } from './store/index.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -243,15 +243,15 @@ export class Gateway {
   async bootstrap(): Promise<{ key?: string; adminPassword?: string }> {
     const out: { key?: string; adminPassword?: string } = {};
     if (
-      (await this.store.setMetaOnce('bootstrapped_at', new Date().toISOString())) &&
-      (await this.store.listApiKeys()).length === 0
+      (await this.store.meta.setOnce('bootstrapped_at', new Date().toISOString())) &&
+      (await this.store.keys.list()).length === 0
     ) {
       out.key = (await this.keys.create('default', 'solo')).key;
     }
-    if ((await this.store.getAdminPasswordHash()) === undefined) {
+    if ((await this.store.dashboard.getPasswordHash()) === undefined) {
       const password = generatePassword();
       // Only if still unset: another process may have set one meanwhile.
-      if (await this.store.setAdminPasswordHash(await hashPassword(password), { onlyIfUnset: true }))
+      if (await this.store.dashboard.setPasswordHash(await hashPassword(password), { onlyIfUnset: true }))
         out.adminPassword = password;
     }
     return out;
@@ -311,7 +311,7 @@ export class Gateway {
     // Overlap the window a little: a revocation committed during the last sweep is not missed.
     const since = new Date(Date.parse(this.lastSweep) - 5_000).toISOString();
     try {
-      const revoked = new Set(await this.store.keysRevokedSince(since));
+      const revoked = new Set(await this.store.keys.revokedSince(since));
       if (revoked.size > 0) this.hub.closeWhere((s) => revoked.has(s.keyId));
       this.lastSweep = started.toISOString();
     } catch (error) {
@@ -326,7 +326,7 @@ export class Gateway {
   private async refreshExpiring(): Promise<void> {
     const now = Date.now();
     try {
-      const due = await this.store.listExpiringConnections(
+      const due = await this.store.connections.listExpiring(
         new Date(now + this.config.refreshMarginMs + 60_000).toISOString(),
       );
       for (const { scope, provider: id, expiresAt } of due) {

@@ -60,7 +60,7 @@ export async function rotateMasterKey(config: Config, store: Store, current: Key
 export async function recoverRotation(config: Config, store: Store, loadKey: () => Buffer): Promise<boolean> {
   const pending = nextFile(config);
   if (config.masterKey !== undefined || !existsSync(pending)) return false;
-  const [secret] = await store.listHashSecrets();
+  const [secret] = await store.keys.listHashSecrets();
   const sealedWith = secret && envelopeFingerprint(secret.sealed);
   const nextKey = Buffer.from(readFileSync(pending, 'utf8').trim(), 'base64');
   if (

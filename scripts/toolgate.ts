@@ -6,13 +6,13 @@ import { formatFindings, hasErrors, validateCatalogDir, type CatalogReport } fro
 import { adminToken } from '../core/http/admin.js';
 import { PluginRegistry } from '../core/plugins/registry.js';
 import { KeyService } from '../core/auth/key-service.js';
-import { KEY_TYPES, type KeyType } from '../core/auth/keys.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { Gateway, MASTER_KEY_WARNING, openCore } from '../core/gateway.js';
 import { mcpServersConfig } from '../core/http/admin-operations.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/http/dashboard/password.js';
 import { OAuthApps } from '../core/connections/oauth-apps.js';
 import { rotateMasterKey } from '../core/master-key.js';
+import { KEY_TYPES, type KeyType } from '../core/domain.js';
 
 /**
  * The `toolgate` command. It works on the same data dir as a running server, and what it changes
@@ -151,7 +151,7 @@ async function reportsCommand(config: Config, args: string[]): Promise<void> {
   }
   const core = await openCore(config);
   try {
-    const reports = await core.store.listReports(values.status ? { status: values.status } : {});
+    const reports = await core.store.reports.list(values.status ? { status: values.status } : {});
     for (const r of reports) {
       const scope = [
         `client=${r.scope.clientId}`,
@@ -239,8 +239,8 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
   try {
     const apps = new OAuthApps(core.store, core.keyring, config);
     if (sub === 'list') {
-      const records = await core.store.listOAuthApps();
-      const clients = new Map((await core.store.listClients()).map((c) => [c.id, c.name]));
+      const records = await core.store.oauthApps.list();
+      const clients = new Map((await core.store.keys.listClients()).map((c) => [c.id, c.name]));
       for (const app of records) {
         const owner =
           app.clientId === null
@@ -282,7 +282,7 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
       throw new UsageError('--logo is an https:// URL');
     let owner: { clientId: string; orgId: string } | null = null;
     if (values.client !== undefined && values.org !== undefined) {
-      const client = await core.store.findClientByName(values.client);
+      const client = await core.store.keys.findClient(values.client);
       if (!client) throw new UsageError(`No client named "${values.client}" (see toolgate keys list)`);
       owner = { clientId: client.id, orgId: values.org };
     }
@@ -321,7 +321,7 @@ async function adminCommand(config: Config, args: string[]): Promise<void> {
     throw new UsageError(`the admin password needs at least ${MIN_PASSWORD_LENGTH} characters`);
   const core = await openCore(config);
   try {
-    await core.store.setAdminPasswordHash(await hashPassword(password), { onlyIfUnset: false });
+    await core.store.dashboard.setPasswordHash(await hashPassword(password), { onlyIfUnset: false });
   } finally {
     await core.store.close();
   }

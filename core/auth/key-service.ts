@@ -3,7 +3,8 @@ import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
 import { newId } from '../store/ids.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint, type KeyType } from './keys.js';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint } from './keys.js';
+import type { KeyType } from '../domain.js';
 
 const HASH_SECRET_PURPOSE = 'toolgate/key-hash-secret';
 
@@ -31,11 +32,11 @@ export class KeyService {
 
   /** Loads the hashing secrets, creating version 1 on an empty store. */
   async init(): Promise<void> {
-    let rows = await this.store.listHashSecrets();
+    let rows = await this.store.keys.listHashSecrets();
     if (rows.length === 0) {
       const sealed = this.keyring.seal(randomBytes(32), ...hashSecretBinding(1));
-      await this.store.insertHashSecret({ version: 1, sealed });
-      rows = await this.store.listHashSecrets();
+      await this.store.keys.insertHashSecret({ version: 1, sealed });
+      rows = await this.store.keys.listHashSecrets();
     }
     this.secrets = rows
       .map((row) => ({
@@ -55,10 +56,10 @@ export class KeyService {
     const current = this.secrets[0];
     if (!current) throw new Error('KeyService.init() was not called');
     const client =
-      (await this.store.findClientByName(clientName)) ?? (await this.store.createClient(clientName));
+      (await this.store.keys.findClient(clientName)) ?? (await this.store.keys.createClient(clientName));
     const key = generateApiKey();
     const id = newId('key');
-    await this.store.insertApiKey({
+    await this.store.keys.insert({
       id,
       clientId: client.id,
       type,
@@ -66,7 +67,7 @@ export class KeyService {
       hashVersion: current.version,
       hint: keyHint(key),
     });
-    const record = await this.store.getApiKey(id);
+    const record = await this.store.keys.get(id);
     if (!record) throw new Error(`Key ${id} vanished after insert`);
     return { key, record };
   }
@@ -76,7 +77,7 @@ export class KeyService {
     if (key === undefined || key === '') throw new GatewayError('TG_ERR_KEY_MISSING');
     if (!isWellFormedApiKey(key)) throw new GatewayError('TG_ERR_KEY_MALFORMED');
     for (const { version, secret } of this.secrets) {
-      const record = await this.store.findApiKeyByHash(version, hashApiKey(key, secret));
+      const record = await this.store.keys.findByHash(version, hashApiKey(key, secret));
       if (!record) continue;
       if (record.revokedAt !== null) throw new GatewayError('TG_ERR_KEY_REVOKED');
       this.touch(record.id);
@@ -90,15 +91,15 @@ export class KeyService {
     if (now - (this.touched.get(id) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.touched.set(id, now);
     // A failed hint update must never fail the request it rides on.
-    this.store.touchApiKey(id, new Date(now).toISOString()).catch(() => this.touched.delete(id));
+    this.store.keys.touch(id, new Date(now).toISOString()).catch(() => this.touched.delete(id));
   }
 
   list(): Promise<ApiKeyRecord[]> {
-    return this.store.listApiKeys();
+    return this.store.keys.list();
   }
 
   revoke(id: string): Promise<boolean> {
-    return this.store.revokeApiKey(id, new Date().toISOString());
+    return this.store.keys.revoke(id, new Date().toISOString());
   }
 }
 

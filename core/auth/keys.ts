@@ -14,9 +14,6 @@ export const KEY_LENGTH = KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
 
-export type KeyType = 'solo' | 'client' | 'platform';
-export const KEY_TYPES: readonly KeyType[] = ['solo', 'client', 'platform'];
-
 function base62(value: bigint, width: number): string {
   let out = '';
   let rest = value;

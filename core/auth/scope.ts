@@ -1,9 +1,5 @@
 import { GatewayError } from '../errors.js';
-import type { Scope } from '../store/types.js';
-import type { KeyType } from './keys.js';
-
-/** How many levels a request scopes to (SPEC.md, Identifier resolution). */
-export type ScopeMode = 'solo' | '2-level' | '3-level';
+import type { KeyType, Scope, ScopeMode } from '../domain.js';
 
 const MAX_IDENTIFIER = 256;
 // C0, DEL, C1 controls and the Unicode line/paragraph separators: never part of an identifier.
@@ -43,9 +39,4 @@ export function resolveScope(
   if (orgId === null) return { scope: { clientId: key.clientId, orgId: null, userId }, mode: '2-level' };
   if (key.type !== 'platform') throw new GatewayError('TG_ERR_SCOPE_NEEDS_PLATFORM_KEY');
   return { scope: { clientId: key.clientId, orgId, userId }, mode: '3-level' };
-}
-
-/** A string naming the scope uniquely, for maps and caches (never shown to callers). */
-export function scopeKey(scope: Scope): string {
-  return `${scope.clientId}\u0000${scope.orgId ?? ''}\u0000${scope.userId ?? ''}`;
 }

@@ -2,7 +2,8 @@ import type { ProviderEntry } from '../catalog/types.js';
 import { providerSetting, type Config } from '../config.js';
 import type { Keyring } from '../keyring.js';
 import { newId } from '../store/ids.js';
-import type { Branding, OAuthAppRecord, Scope, Store } from '../store/types.js';
+import type { Branding, OAuthAppRecord, Store } from '../store/types.js';
+import type { Scope } from '../domain.js';
 
 const SECRET_PURPOSE = 'toolgate/oauth-app-secret';
 
@@ -63,7 +64,7 @@ export class OAuthApps {
     branding: Branding | null,
   ): Promise<string> {
     const id = newId('app');
-    await this.store.putOAuthApp({
+    await this.store.oauthApps.put({
       id,
       provider,
       clientId: owner?.clientId ?? null,
@@ -83,20 +84,20 @@ export class OAuthApps {
     const auth = provider.spec.auth;
     if (auth.kind !== 'oauth2') return undefined;
     if (scope.orgId !== null && auth.allow_org_apps === true) {
-      const own = await this.store.currentOAuthApp(provider.id, {
+      const own = await this.store.oauthApps.current(provider.id, {
         clientId: scope.clientId,
         orgId: scope.orgId,
       });
       if (own) return this.resolve(own);
     }
-    const stored = await this.store.currentOAuthApp(provider.id, null);
+    const stored = await this.store.oauthApps.current(provider.id, null);
     return stored ? this.resolve(stored) : this.fromEnvironment(provider.id);
   }
 
   /** The app that minted a connection (even if superseded since), for refresh and revocation. */
   async byId(id: string, provider: string): Promise<ResolvedApp | undefined> {
     if (id === `env:${provider}`) return this.fromEnvironment(provider);
-    const record = await this.store.getOAuthApp(id);
+    const record = await this.store.oauthApps.get(id);
     return record && record.provider === provider ? this.resolve(record) : undefined;
   }
 

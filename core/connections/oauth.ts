@@ -1,16 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AuthorizationCode, type AccessToken } from 'simple-oauth2';
 import type { FastifyBaseLogger } from 'fastify';
-import { scopeKey } from '../auth/scope.js';
 import type { ProviderEntry } from '../catalog/types.js';
 import type { Config } from '../config.js';
 import type { Keyring } from '../keyring.js';
 import type { PluginRegistry } from '../plugins/registry.js';
-import type { Branding, ConnectionRecord, Scope, Store } from '../store/types.js';
+import type { Branding, ConnectionRecord, Store } from '../store/types.js';
 import type { Executor, ProviderAccess } from '../tools/executor.js';
 import { oauthEndpoints, type OAuthApps, type ResolvedApp } from './oauth-apps.js';
 import type { ConnectionService } from './service.js';
 import { checkFields } from './validate.js';
+import { type Scope, scopeKey } from '../domain.js';
 
 /** A refresh failed for good (invalid_grant, revoked, app gone): the user must approve again. */
 export class ReapprovalNeededError extends Error {
@@ -316,7 +316,7 @@ export class OAuthFlows {
       );
     // Fields: a reconnect keeps the connection's settings; new ones come from the link and from
     // what the provider tells (a plugin's discoverFields), and must pass the manifest's checks.
-    const existing = await this.deps.store.getConnection(link.scope, provider.id);
+    const existing = await this.deps.store.connections.get(link.scope, provider.id);
     const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
     let fields: Record<string, string> = { ...(existing?.fields ?? {}), ...(payload.fields ?? {}) };
     if (plugin?.discoverFields) {
@@ -502,8 +502,8 @@ export class OAuthFlows {
 
   /** Moves a connection to re-approval needed, and tells the operator (log, events webhook). */
   private async markReapproval(scope: Scope, provider: ProviderEntry, reason: string): Promise<void> {
-    if (!(await this.deps.store.setConnectionState(scope, provider.id, 'reapproval_needed'))) return;
-    await this.deps.store.addConnectionEvent(scope, provider.id, 'reapproval_needed', reason);
+    if (!(await this.deps.store.connections.setState(scope, provider.id, 'reapproval_needed'))) return;
+    await this.deps.store.connections.addEvent(scope, provider.id, 'reapproval_needed', reason);
     this.deps.log.warn(
       {
         code: 'TG_CONNECTION_REAPPROVAL_NEEDED',

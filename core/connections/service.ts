@@ -4,12 +4,13 @@ import type { ProviderEntry } from '../catalog/types.js';
 import type { Config } from '../config.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { newId } from '../store/ids.js';
-import type { ConnectionRecord, ConnectionState, LinkRecord, Scope, Store } from '../store/types.js';
+import type { ConnectionRecord, LinkRecord, Store } from '../store/types.js';
 import type { Executor, ProviderAccess, ProviderRequest } from '../tools/executor.js';
 import { providerMessage } from '../tools/result.js';
 import { OutboundError } from './outbound.js';
 import { checkCredentials, checkFields, type Checked } from './validate.js';
 import type { Vault } from './vault.js';
+import type { ConnectionState, Scope } from '../domain.js';
 
 /** The words SPEC.md uses for a connection's state, as shown to agents. */
 export type StateWord = 'no connection' | 'connected' | 're-approval needed';
@@ -59,7 +60,7 @@ export class ConnectionService extends EventEmitter<{
 }> {
   /**
    * Opened credentials by the record they were opened from: the store hands back the same frozen
-   * record while its row is unchanged (Store.getConnection), so a call skips the decryption; a
+   * record while its row is unchanged (Store.connections.get), so a call skips the decryption; a
    * changed row is a new record, and the old entry goes with the old record.
    */
   private readonly opened = new WeakMap<ConnectionRecord, ProviderAccess>();
@@ -69,11 +70,11 @@ export class ConnectionService extends EventEmitter<{
   }
 
   list(scope: Scope): Promise<ConnectionRecord[]> {
-    return this.deps.store.listConnections(scope);
+    return this.deps.store.connections.list(scope);
   }
 
   async state(scope: Scope, provider: string): Promise<StateWord> {
-    const record = await this.deps.store.getConnection(scope, provider);
+    const record = await this.deps.store.connections.get(scope, provider);
     return record ? STATE_WORDS[record.state] : 'no connection';
   }
 
@@ -82,11 +83,11 @@ export class ConnectionService extends EventEmitter<{
     scope: Scope,
     provider: string,
   ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
-    const record = await this.deps.store.getConnection(scope, provider);
+    const record = await this.deps.store.connections.get(scope, provider);
     if (!record) return undefined;
     let access = this.opened.get(record);
     if (!access) {
-      const scopeId = await this.deps.store.ensureScope(scope);
+      const scopeId = await this.deps.store.scopes.ensure(scope);
       const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
       access = Object.freeze({ credentials: Object.freeze(credentials), fields: record.fields });
       this.opened.set(record, access);
@@ -112,7 +113,7 @@ export class ConnectionService extends EventEmitter<{
     const verified = await this.verify(provider, access);
     if (!verified.ok) return verified;
     const account = verified.value ?? (await this.identify(provider, access));
-    const existing = await this.deps.store.getConnection(scope, provider.id);
+    const existing = await this.deps.store.connections.get(scope, provider.id);
     await this.store(scope, provider.id, access, account);
     return { ok: true, account, replaced: existing !== undefined };
   }
@@ -125,9 +126,9 @@ export class ConnectionService extends EventEmitter<{
     account: string | null,
     oauth: { oauthApp: string; expiresAt: string | null } | null = null,
   ): Promise<void> {
-    const scopeId = await this.deps.store.ensureScope(scope);
+    const scopeId = await this.deps.store.scopes.ensure(scope);
     const id = newId('con');
-    await this.deps.store.putConnection(scope, {
+    await this.deps.store.connections.put(scope, {
       id,
       provider,
       state: 'connected',
@@ -137,14 +138,14 @@ export class ConnectionService extends EventEmitter<{
       oauthApp: oauth?.oauthApp ?? null,
       expiresAt: oauth?.expiresAt ?? null,
     });
-    await this.deps.store.addConnectionEvent(scope, provider, 'connected');
+    await this.deps.store.connections.addEvent(scope, provider, 'connected');
     this.emit('changed', scope, provider);
   }
 
   async disconnect(scope: Scope, provider: string): Promise<boolean> {
-    const removed = await this.deps.store.deleteConnection(scope, provider);
+    const removed = await this.deps.store.connections.delete(scope, provider);
     if (removed) {
-      await this.deps.store.addConnectionEvent(scope, provider, 'disconnected');
+      await this.deps.store.connections.addEvent(scope, provider, 'disconnected');
       this.emit('changed', scope, provider);
     }
     return removed;
@@ -159,20 +160,20 @@ export class ConnectionService extends EventEmitter<{
   ): Promise<{ token: string; expiresAt: string }> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + LINK_TTL_MS).toISOString();
-    await this.deps.store.createLink(hashToken(token), { scope, provider, purpose, payload, expiresAt });
+    await this.deps.store.links.create(hashToken(token), { scope, provider, purpose, payload, expiresAt });
     return { token, expiresAt };
   }
 
   peekLink(token: string): Promise<LinkRecord | undefined> {
-    return this.deps.store.peekLink(hashToken(token), new Date().toISOString());
+    return this.deps.store.links.peek(hashToken(token), new Date().toISOString());
   }
 
   consumeLink(token: string): Promise<LinkRecord | undefined> {
-    return this.deps.store.consumeLink(hashToken(token), new Date().toISOString());
+    return this.deps.store.links.consume(hashToken(token), new Date().toISOString());
   }
 
   purgeExpiredLinks(): Promise<number> {
-    return this.deps.store.purgeExpiredLinks(new Date().toISOString());
+    return this.deps.store.links.purgeExpired(new Date().toISOString());
   }
 
   /** The plugin's credential check, else the manifest's `verify` operation; a pass may name the account. */
@@ -225,14 +226,14 @@ export class ConnectionService extends EventEmitter<{
     credentials: Record<string, string>,
     expiresAt: string | null,
   ): Promise<boolean> {
-    const scopeId = await this.deps.store.ensureScope(scope);
+    const scopeId = await this.deps.store.scopes.ensure(scope);
     const sealed = this.deps.vault.seal(scopeId, provider, record.id, credentials);
-    const swapped = await this.deps.store.swapConnectionCredentials(scope, provider, record.credentials, {
+    const swapped = await this.deps.store.connections.swapCredentials(scope, provider, record.credentials, {
       credentials: sealed,
       expiresAt,
     });
     if (swapped) {
-      await this.deps.store.addConnectionEvent(scope, provider, 'refreshed');
+      await this.deps.store.connections.addEvent(scope, provider, 'refreshed');
       this.emit('refreshed', scope, provider);
     }
     return swapped;

@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { KEY_TYPES, type KeyType } from '../auth/keys.js';
 import type { CatalogReport, Finding, ProviderEntry } from '../catalog/index.js';
 import { providerSetting } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -14,6 +13,7 @@ import type {
   OAuthAppRecord,
   ReportRecord,
 } from '../store/types.js';
+import { KEY_TYPES, type KeyType } from '../domain.js';
 
 /** A refused field of an operator's request: the dashboard shows it beside the field, the API as TG_ERR_INVALID_INPUT. */
 export class InputError extends GatewayError {
@@ -168,8 +168,8 @@ export class AdminOperations {
   ) {}
 
   async clients(): Promise<ClientSummary[]> {
-    const keys = await this.gateway.store.listApiKeys();
-    return (await this.gateway.store.listClients()).map((client) => {
+    const keys = await this.gateway.store.keys.list();
+    return (await this.gateway.store.keys.listClients()).map((client) => {
       const own = keys.filter((k) => k.clientId === client.id);
       const activeKeys = own.filter((k) => k.revokedAt === null).length;
       return { ...client, activeKeys, revokedKeys: own.length - activeKeys };
@@ -178,9 +178,9 @@ export class AdminOperations {
 
   async createClient(name: unknown): Promise<ClientRecord> {
     const text = line(name, 'name', 'a client name', 100);
-    if (await this.gateway.store.findClientByName(text))
+    if (await this.gateway.store.keys.findClient(text))
       throw new InputError('name', `A client named "${text}" exists already: create its keys below.`);
-    return this.gateway.store.createClient(text);
+    return this.gateway.store.keys.createClient(text);
   }
 
   /** Creates a key for the named client (created on first use, like `toolgate keys create`). */
@@ -193,11 +193,11 @@ export class AdminOperations {
   }
 
   keys(): Promise<ApiKeyRecord[]> {
-    return this.gateway.store.listApiKeys();
+    return this.gateway.store.keys.list();
   }
 
   async key(id: string): Promise<ApiKeyRecord> {
-    const record = await this.gateway.store.getApiKey(id);
+    const record = await this.gateway.store.keys.get(id);
     if (!record) throw new GatewayError('TG_ERR_RECORD_NOT_FOUND', `No key ${id}: see the list of keys.`);
     return record;
   }
@@ -263,14 +263,14 @@ export class AdminOperations {
     if (status !== undefined && status !== 'open' && status !== 'resolved')
       throw new InputError('status', 'status is open or resolved (or absent for every report).');
     const names = await this.clientNames();
-    const reports = await this.gateway.store.listReports(status === undefined ? {} : { status });
+    const reports = await this.gateway.store.reports.list(status === undefined ? {} : { status });
     return reports.map((r) => ({ ...r, clientName: names.get(r.scope.clientId) ?? r.scope.clientId }));
   }
 
   /** Marks a report resolved; resolving a resolved report changes nothing. */
   async resolveReport(id: string): Promise<void> {
-    if (await this.gateway.store.resolveReport(id, new Date().toISOString())) return;
-    const known = (await this.gateway.store.listReports({ status: 'resolved' })).some((r) => r.id === id);
+    if (await this.gateway.store.reports.resolve(id, new Date().toISOString())) return;
+    const known = (await this.gateway.store.reports.list({ status: 'resolved' })).some((r) => r.id === id);
     if (!known)
       throw new GatewayError('TG_ERR_RECORD_NOT_FOUND', `No report ${id}: see the list of reports.`);
   }
@@ -303,11 +303,11 @@ export class AdminOperations {
   async organizations(): Promise<OrganizationView[]> {
     const names = await this.clientNames();
     const byOwner = new Map<string, OrganizationView>();
-    for (const org of await this.gateway.store.listOrganizations()) {
+    for (const org of await this.gateway.store.scopes.listOrganizations()) {
       const { clientName, orgId, users, firstSeenAt } = org;
       byOwner.set(`${org.clientId}\u0000${orgId}`, { clientName, orgId, users, firstSeenAt, ownApps: [] });
     }
-    for (const app of await this.gateway.store.listOAuthApps()) {
+    for (const app of await this.gateway.store.oauthApps.list()) {
       if (app.supersededAt !== null || app.clientId === null || app.orgId === null) continue;
       const owner = `${app.clientId}\u0000${app.orgId}`;
       const view = byOwner.get(owner) ?? {
@@ -332,7 +332,7 @@ export class AdminOperations {
     if (!hasClient && !hasOrg) return null;
     const name = line(client, 'client', 'the client the organization is under', 100);
     const org = line(orgId, 'org_id', 'the org_id', 256);
-    const record = await this.gateway.store.findClientByName(name);
+    const record = await this.gateway.store.keys.findClient(name);
     if (!record) throw new InputError('client', `No client is named "${name}".`);
     return { clientId: record.id, clientName: record.name, orgId: org };
   }
@@ -340,7 +340,7 @@ export class AdminOperations {
   /** Every OAuth app ever stored, superseded ones included, without secrets. */
   async oauthApps(): Promise<OAuthAppView[]> {
     const names = await this.clientNames();
-    return (await this.gateway.store.listOAuthApps()).map((app) => appView(app, names));
+    return (await this.gateway.store.oauthApps.list()).map((app) => appView(app, names));
   }
 
   /**
@@ -353,7 +353,7 @@ export class AdminOperations {
     for (const provider of this.gateway.catalog.current.providers.values()) {
       const auth = provider.spec.auth;
       if (auth.kind !== 'oauth2' || (owner !== null && auth.allow_org_apps !== true)) continue;
-      const app = await this.gateway.store.currentOAuthApp(provider.id, owner);
+      const app = await this.gateway.store.oauthApps.current(provider.id, owner);
       slots.push({
         provider,
         app: app && appView(app, names),
@@ -401,7 +401,7 @@ export class AdminOperations {
           'A new client id needs its own client secret: enter the secret issued with it (the stored one belongs to the old id).',
         );
       }
-      await this.gateway.store.setOAuthAppBranding(slot.app.id, branding);
+      await this.gateway.store.oauthApps.setBranding(slot.app.id, branding);
       return { id: slot.app.id, changed: 'branding' };
     }
     if (secret.length > 1_000 || CONTROL.test(secret))
@@ -418,7 +418,7 @@ export class AdminOperations {
   /** Connections per client, organization and provider, by state, and the recent connection events. */
   async connections(): Promise<ConnectionsOverview> {
     const rows = new Map<string, ConnectionsRow>();
-    for (const count of await this.gateway.store.countConnections()) {
+    for (const count of await this.gateway.store.connections.count()) {
       const key = `${count.clientId}\u0000${count.orgId ?? ''}\u0000${count.provider}`;
       const row = rows.get(key) ?? {
         clientName: count.clientName,
@@ -431,11 +431,14 @@ export class AdminOperations {
       else row.reapprovalNeeded += count.count;
       rows.set(key, row);
     }
-    return { rows: [...rows.values()], events: await this.gateway.store.listConnectionEvents(RECENT_EVENTS) };
+    return {
+      rows: [...rows.values()],
+      events: await this.gateway.store.connections.listEvents(RECENT_EVENTS),
+    };
   }
 
   private async clientNames(): Promise<Map<string, string>> {
-    return new Map((await this.gateway.store.listClients()).map((c) => [c.id, c.name]));
+    return new Map((await this.gateway.store.keys.listClients()).map((c) => [c.id, c.name]));
   }
 }
 

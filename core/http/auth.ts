@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
 import { keyFromHeaders, type KeyService } from '../auth/key-service.js';
-import { resolveScope, scopeKey } from '../auth/scope.js';
+import { resolveScope } from '../auth/scope.js';
 import { GatewayError } from '../errors.js';
+import { type Caller, scopeKey } from '../domain.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
 import type { ConnectionService } from '../connections/service.js';
-import type { Scope } from '../store/types.js';
 import { html, LINK_GONE, page, sendPage, whoFor, type Html } from './html.js';
+import type { Scope } from '../domain.js';
 
 export interface ConnectPageDeps {
   catalog: { readonly current: CatalogSnapshot };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import type { Scope } from '../store/types.js';
+import type { Scope } from '../domain.js';
 
 /** Markup that is already safe; anything else interpolated into `html` is escaped. */
 export class Html {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import type { LegacySseLeg } from '../mcp/legacy-sse.js';
 import { classify, type ModernLeg } from '../mcp/modern.js';
 import type { StreamableLeg } from '../mcp/streamable.js';
+import type { Caller } from '../domain.js';
 
 export interface McpRoutesDeps {
   authenticate: (request: FastifyRequest) => Promise<Caller>;

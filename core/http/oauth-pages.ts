@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth.js';
-import type { Branding, Scope } from '../store/types.js';
+import type { Branding } from '../store/types.js';
 import { html, LINK_GONE, page, sendPage, whoFor, type Html } from './html.js';
+import type { Scope } from '../domain.js';
 
 /** The organization's name and logo above a page, when it brought its own OAuth app. */
 function brandHeader(branding: Branding | null): Html {

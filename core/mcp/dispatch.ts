@@ -1,4 +1,3 @@
-import type { Caller } from '../auth/caller.js';
 import type { ToolService } from '../tools/service.js';
 import { ToolCallError, type CallContext } from '../tools/types.js';
 import {
@@ -10,6 +9,7 @@ import {
   type JsonRpcId,
   type RpcBody,
 } from './protocol.js';
+import type { Caller } from '../domain.js';
 
 /**
  * The lean JSON-RPC path: answers the methods an agent calls all the time (tools/list, tools/call,

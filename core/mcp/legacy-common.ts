@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import type { ToolService } from '../tools/service.js';
 import type { CallContext } from '../tools/types.js';
 import { dispatch, isNotification, isRequest, isResponse, type RpcRequest } from './dispatch.js';
 import { encodeError, RPC, type RpcBody } from './protocol.js';
 import type { SessionRecord, SessionStore } from './sessions.js';
+import type { Caller } from '../domain.js';
 
 /** What both older transports (2025 Streamable HTTP, 2024 HTTP+SSE) share. */
 export interface LegacyDeps {

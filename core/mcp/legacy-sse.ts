@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import { isRequest } from './dispatch.js';
 import { answer, isInitialize, messagesOf, ownedSession, type LegacyDeps } from './legacy-common.js';
@@ -13,6 +12,7 @@ import {
 } from './protocol.js';
 import { newSessionId } from './sessions.js';
 import { SseWriter, type StreamHub } from './streams.js';
+import type { Caller } from '../domain.js';
 
 export interface LegacySseDeps extends LegacyDeps {
   hub: StreamHub;

@@ -10,13 +10,13 @@ import {
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
 import type { ToolService } from '../tools/service.js';
 import { ToolCallError } from '../tools/types.js';
 import { dispatch, LEAN_METHODS } from './dispatch.js';
 import { header } from './legacy-common.js';
 import { INSTRUCTIONS, LEGACY_VERSIONS, sendRpc, SERVER_CAPABILITIES, SERVER_INFO } from './protocol.js';
 import type { StreamHub } from './streams.js';
+import type { Caller } from '../domain.js';
 
 export interface ModernDeps {
   tools: ToolService;

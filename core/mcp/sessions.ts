@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Scope } from '../store/types.js';
+import type { Scope } from '../domain.js';
 
 /**
  * A 2025-era Streamable HTTP or 2024-11-05 SSE session. Deliberately small (a few strings), and

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import type { CallContext } from '../tools/types.js';
 import { isRequest, type RpcRequest } from './dispatch.js';
@@ -18,6 +17,7 @@ import {
 } from './protocol.js';
 import { newSessionId } from './sessions.js';
 import { SseWriter, type StreamHub } from './streams.js';
+import type { Caller } from '../domain.js';
 
 export interface StreamableDeps extends LegacyDeps {
   hub: StreamHub;

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { Scope } from '../store/types.js';
 import { sseMessage } from './protocol.js';
+import type { Scope } from '../domain.js';
 
 /**
  * One long-lived stream a caller holds open: a 2025-era GET stream, a 2024 SSE stream, or a

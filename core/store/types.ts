@@ -1,17 +1,16 @@
-import type { KeyType } from '../auth/keys.js';
+import type { ConnectionState, KeyType, Scope } from '../domain.js';
 
 /**
- * The storage interface. Everything is async so that a PostgreSQL implementation can follow the
- * SQLite one without touching callers. Every method that reads or writes per-scope data takes the
- * scope; there is no "current user" anywhere in the store.
+ * The storage ports: one per aggregate, gathered in {@link Store}. store/index.ts picks the
+ * implementation from TOOLGATE_DATABASE_URL; test/unit/store/ is the contract every implementation
+ * passes. The contract, for every implementation:
+ * - Every method is async and reports failure by rejecting, never by throwing synchronously.
+ * - Every method that reads or writes per-scope data takes the scope; there is no "current user".
+ * - A write committed by any process (another replica, the CLI) is seen by the next read of any
+ *   process. An implementation may answer from memory only while it can prove nothing changed.
+ * - Records are plain data: callers never rely on getting the same object twice. What they derive
+ *   from a record (opened credentials) they key by the record's id and content, not its identity.
  */
-
-/** Who a request acts for (SPEC.md, Identifier resolution). `null` = not set. */
-export interface Scope {
-  clientId: string;
-  orgId: string | null;
-  userId: string | null;
-}
 
 export interface ClientRecord {
   id: string;
@@ -57,9 +56,6 @@ export interface ReportRecord extends NewReport {
   createdAt: string;
   resolvedAt: string | null;
 }
-
-/** The states SPEC.md names; "no connection" is the absence of a row. */
-export type ConnectionState = 'connected' | 'reapproval_needed';
 
 /** A stored connection. `credentials` is a sealed envelope (see connections/vault.ts), never plaintext. */
 export interface ConnectionRecord {
@@ -169,129 +165,155 @@ export interface ConnectionEventRecord {
   createdAt: string;
 }
 
-export interface Store {
-  /** Applies pending migrations; returns the versions applied now. */
-  migrate(): Promise<number[]>;
-  /** True when the store answers a trivial query. */
-  ping(): Promise<boolean>;
-  close(): Promise<void>;
-
-  getMeta(key: string): Promise<string | undefined>;
+/** Settings of the deployment itself (bootstrap markers). */
+export interface MetaStore {
+  get(key: string): Promise<string | undefined>;
   /** Sets `key` only when it has no value yet; returns whether this call set it. */
-  setMetaOnce(key: string, value: string): Promise<boolean>;
+  setOnce(key: string, value: string): Promise<boolean>;
+}
 
+/** Clients, their API keys (stored as keyed hashes) and the versioned hashing secrets. */
+export interface KeyStore {
   listHashSecrets(): Promise<HashSecretRecord[]>;
   /** Inserts a hashing secret version; returns false when that version exists already. */
   insertHashSecret(secret: HashSecretRecord): Promise<boolean>;
 
   createClient(name: string): Promise<ClientRecord>;
-  findClientByName(name: string): Promise<ClientRecord | undefined>;
+  findClient(name: string): Promise<ClientRecord | undefined>;
   listClients(): Promise<ClientRecord[]>;
 
-  insertApiKey(key: NewApiKey): Promise<void>;
+  insert(key: NewApiKey): Promise<void>;
   /**
-   * The key stored under this hash (any status), or undefined. Asked on every request: an
-   * implementation may answer from memory while the row is unchanged, as long as a revocation
-   * committed anywhere is seen by the next call (SqliteStore: data_version).
+   * The key stored under this hash (any status), or undefined. Asked on every request: a
+   * revocation committed by any process is seen by the next call.
    */
-  findApiKeyByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined>;
-  getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
-  listApiKeys(): Promise<ApiKeyRecord[]>;
+  findByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined>;
+  get(id: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
   /** Marks a key revoked; returns false when it does not exist or was revoked already. */
-  revokeApiKey(id: string, at: string): Promise<boolean>;
+  revoke(id: string, at: string): Promise<boolean>;
   /** Ids of keys revoked at or after `since` (ISO time), for cutting off open streams. */
-  keysRevokedSince(since: string): Promise<string[]>;
-  touchApiKey(id: string, at: string): Promise<void>;
+  revokedSince(since: string): Promise<string[]>;
+  touch(id: string, at: string): Promise<void>;
+}
 
-  /** The id of the scope's row, created on first use (SPEC.md: no pre-registration). */
-  ensureScope(scope: Scope): Promise<string>;
+/** Scopes, created on first use (SPEC.md: no pre-registration). */
+export interface ScopeStore {
+  /** The id of the scope's row, created on first use. */
+  ensure(scope: Scope): Promise<string>;
+  /** Every organization seen (3-level scopes), by client name then org_id. */
+  listOrganizations(): Promise<OrganizationRecord[]>;
+}
 
-  insertReport(scope: Scope, report: NewReport): Promise<ReportRecord>;
+/** Problem reports filed through report_problem. */
+export interface ReportStore {
+  insert(scope: Scope, report: NewReport): Promise<ReportRecord>;
   /** Reports filed in exactly this scope, newest first. */
-  listReportsForScope(scope: Scope): Promise<ReportRecord[]>;
+  listForScope(scope: Scope): Promise<ReportRecord[]>;
   /** Every report, newest first, for the operator. */
-  listReports(filter: { status?: 'open' | 'resolved' }): Promise<ReportRecord[]>;
-  resolveReport(id: string, at: string): Promise<boolean>;
+  list(filter: { status?: 'open' | 'resolved' }): Promise<ReportRecord[]>;
+  resolve(id: string, at: string): Promise<boolean>;
+}
 
-  listConnections(scope: Scope): Promise<ConnectionRecord[]>;
-  /**
-   * The scope's connection to a provider. Asked on every tool call, with the same latitude as
-   * findApiKeyByHash; a record answered from memory is frozen and the same object each time.
-   */
-  getConnection(scope: Scope, provider: string): Promise<ConnectionRecord | undefined>;
+/** Each scope's connections (sealed credentials) and their history. */
+export interface ConnectionStore {
+  list(scope: Scope): Promise<ConnectionRecord[]>;
+  /** The scope's connection to a provider. Asked on every tool call. */
+  get(scope: Scope, provider: string): Promise<ConnectionRecord | undefined>;
   /**
    * Inserts the scope's connection to `connection.provider`, or replaces the existing one whole
    * (id, credentials and all) in one statement: a reconnect never leaves a mix of old and new.
    */
-  putConnection(scope: Scope, connection: NewConnection): Promise<void>;
+  put(scope: Scope, connection: NewConnection): Promise<void>;
   /** Deletes the row, credentials included; false when there was none. */
-  deleteConnection(scope: Scope, provider: string): Promise<boolean>;
-  setConnectionState(scope: Scope, provider: string, state: ConnectionState): Promise<boolean>;
-
-  createLink(tokenHash: string, link: LinkRecord): Promise<void>;
-  /** The link, when it exists and has not expired at `now`; it stays usable. */
-  peekLink(tokenHash: string, now: string): Promise<LinkRecord | undefined>;
-  /** Takes the link (single use): returns it and deletes it atomically; undefined if gone or expired. */
-  consumeLink(tokenHash: string, now: string): Promise<LinkRecord | undefined>;
-  /** Deletes links expired at `now`; returns how many. */
-  purgeExpiredLinks(now: string): Promise<number>;
-
-  addConnectionEvent(scope: Scope, provider: string, event: ConnectionEvent, detail?: string): Promise<void>;
-
+  delete(scope: Scope, provider: string): Promise<boolean>;
+  setState(scope: Scope, provider: string, state: ConnectionState): Promise<boolean>;
   /** Connections (state connected) whose token expires before `before` (ISO time). */
-  listExpiringConnections(before: string): Promise<ExpiringConnection[]>;
+  listExpiring(before: string): Promise<ExpiringConnection[]>;
   /**
    * Replaces a connection's sealed credentials and expiry only if they are still `expected`
    * (compare-and-set): false means another process refreshed first, so the caller re-reads.
    */
-  swapConnectionCredentials(
+  swapCredentials(
     scope: Scope,
     provider: string,
     expected: string,
     next: { credentials: string; expiresAt: string | null },
   ): Promise<boolean>;
+  addEvent(scope: Scope, provider: string, event: ConnectionEvent, detail?: string): Promise<void>;
+  /** Connections counted per client, organization, provider and state. */
+  count(): Promise<ConnectionCount[]>;
+  /** The most recent connection events, newest first. */
+  listEvents(limit: number): Promise<ConnectionEventRecord[]>;
+}
 
+/** One-time links (secure credential entry, OAuth start), stored by the hash of their token. */
+export interface LinkStore {
+  create(tokenHash: string, link: LinkRecord): Promise<void>;
+  /** The link, when it exists and has not expired at `now`; it stays usable. */
+  peek(tokenHash: string, now: string): Promise<LinkRecord | undefined>;
+  /** Takes the link (single use): returns it and deletes it atomically; undefined if gone or expired. */
+  consume(tokenHash: string, now: string): Promise<LinkRecord | undefined>;
+  /** Deletes links expired at `now`; returns how many. */
+  purgeExpired(now: string): Promise<number>;
+}
+
+/** OAuth apps of providers and organizations. */
+export interface OAuthAppStore {
   /** Inserts an OAuth app; the current app of the same owner (if any) is superseded at the same time. */
-  putOAuthApp(app: Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>): Promise<void>;
+  put(app: Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>): Promise<void>;
   /** Updates the branding of an app in place (branding never changes which app minted a token). */
-  setOAuthAppBranding(id: string, branding: Branding | null): Promise<boolean>;
+  setBranding(id: string, branding: Branding | null): Promise<boolean>;
   /** The owner's current (not superseded) app of a provider. */
-  currentOAuthApp(
+  current(
     provider: string,
     owner: { clientId: string; orgId: string } | null,
   ): Promise<OAuthAppRecord | undefined>;
-  getOAuthApp(id: string): Promise<OAuthAppRecord | undefined>;
-  listOAuthApps(): Promise<OAuthAppRecord[]>;
+  get(id: string): Promise<OAuthAppRecord | undefined>;
+  list(): Promise<OAuthAppRecord[]>;
+}
 
+/** The operator dashboard: the admin password, sign-in sessions and failed sign-ins. */
+export interface DashboardStore {
+  /** The admin's password hash (see http/dashboard/password.ts), if one was set. */
+  getPasswordHash(): Promise<string | undefined>;
+  /**
+   * Stores the admin's password hash; with `onlyIfUnset`, only when there is none yet (returns
+   * whether this call stored it). Replacing a hash signs every dashboard session out and clears
+   * the sign-in failures, in the same transaction.
+   */
+  setPasswordHash(hash: string, options: { onlyIfUnset: boolean }): Promise<boolean>;
+  createSession(idHash: string, session: DashboardSessionRecord): Promise<void>;
+  /** The session, when it exists and has not expired at `now`. */
+  getSession(idHash: string, now: string): Promise<DashboardSessionRecord | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+  /** Deletes sessions expired at `now` and sign-in failures recorded before `failuresBefore`. */
+  purge(now: string, failuresBefore: string): Promise<void>;
+  addSignInFailure(source: string, at: string): Promise<void>;
+  /** Failed sign-ins at or after `since`, oldest first. */
+  listSignInFailures(since: string): Promise<{ source: string; at: string }[]>;
+  clearSignInFailures(source: string): Promise<void>;
+}
+
+/** The whole durable state of a deployment: its lifecycle, and one port per aggregate. */
+export interface Store {
+  /** Applies pending migrations; returns the versions applied now. */
+  migrate(): Promise<number[]>;
+  /** True when the store answers a trivial query; false (never a rejection) when it does not. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
   /**
    * Replaces every sealed value with `reseal(item)` in ONE transaction (master-key rotation): either
    * all are re-encrypted or none is. Returns how many were.
    */
   resealAll(reseal: (item: SealedItem) => string): Promise<number>;
 
-  /** The dashboard admin's password hash (see http/dashboard/password.ts), if one was set. */
-  getAdminPasswordHash(): Promise<string | undefined>;
-  /**
-   * Stores the admin's password hash; with `onlyIfUnset`, only when there is none yet (returns
-   * whether this call stored it). Replacing a hash signs every dashboard session out and clears
-   * the sign-in failures, in the same transaction.
-   */
-  setAdminPasswordHash(hash: string, options: { onlyIfUnset: boolean }): Promise<boolean>;
-  createDashboardSession(idHash: string, session: DashboardSessionRecord): Promise<void>;
-  /** The session, when it exists and has not expired at `now`. */
-  getDashboardSession(idHash: string, now: string): Promise<DashboardSessionRecord | undefined>;
-  deleteDashboardSession(idHash: string): Promise<void>;
-  /** Deletes sessions expired at `now` and sign-in failures recorded before `failuresBefore`. */
-  purgeDashboard(now: string, failuresBefore: string): Promise<void>;
-  addSignInFailure(source: string, at: string): Promise<void>;
-  /** Failed sign-ins at or after `since`, oldest first. */
-  listSignInFailures(since: string): Promise<{ source: string; at: string }[]>;
-  clearSignInFailures(source: string): Promise<void>;
-
-  /** Every organization seen (3-level scopes), by client name then org_id. */
-  listOrganizations(): Promise<OrganizationRecord[]>;
-  /** Connections counted per client, organization, provider and state. */
-  countConnections(): Promise<ConnectionCount[]>;
-  /** The most recent connection events, newest first. */
-  listConnectionEvents(limit: number): Promise<ConnectionEventRecord[]>;
+  readonly meta: MetaStore;
+  readonly keys: KeyStore;
+  readonly scopes: ScopeStore;
+  readonly reports: ReportStore;
+  readonly connections: ConnectionStore;
+  readonly links: LinkStore;
+  readonly oauthApps: OAuthAppStore;
+  readonly dashboard: DashboardStore;
 }

@@ -1,11 +1,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { Caller } from '../auth/caller.js';
 import type { CatalogSnapshot, CompiledTool, ProviderEntry } from '../catalog/types.js';
 import { ReapprovalNeededError, TemporaryRefreshError, type OAuthFlows } from '../connections/oauth.js';
 import type { ConnectionService } from '../connections/service.js';
-import type { Scope } from '../store/types.js';
 import type { Executor, ProviderAccess } from './executor.js';
 import { textResult } from './types.js';
+import type { Caller, Scope } from '../domain.js';
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
 

@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { Caller } from '../auth/caller.js';
 import type {
   CatalogSnapshot,
   CompiledTool,
@@ -9,6 +8,7 @@ import type {
 } from '../catalog/types.js';
 import { validateArguments } from './args.js';
 import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
+import type { Caller } from '../domain.js';
 
 /** Runs one provider tool for a caller (the executor; connections decide the credential). */
 export type ProviderToolRunner = (

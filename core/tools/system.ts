@@ -1,9 +1,9 @@
-import type { Caller } from '../auth/caller.js';
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth.js';
 import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
 import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
 import { textResult, type SystemTool } from './types.js';
+import type { Caller } from '../domain.js';
 
 /** Delivers a filed report to the operator beyond the store (TOOLGATE_REPORT_WEBHOOK_URL). */
 export type ReportSink = (report: ReportRecord, caller: Caller) => Promise<void>;
@@ -334,7 +334,7 @@ function reportProblem(deps: SystemToolDeps): SystemTool {
         const value = args[name];
         return typeof value === 'string' ? value : null;
       };
-      const report = await deps.store.insertReport(caller.scope, {
+      const report = await deps.store.reports.insert(caller.scope, {
         summary: (text('summary') ?? '').trim(),
         details: text('details'),
         provider: text('provider'),

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { Caller } from '../auth/caller.js';
 import type { ToolDescriptor } from '../catalog/types.js';
+import type { Caller } from '../domain.js';
 
 /** What a call may use of the channel it arrived on. */
 export interface CallContext {

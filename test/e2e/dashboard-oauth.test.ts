@@ -94,14 +94,16 @@ describe("dashboard: organizations' OAuth apps", () => {
 
   it('keeps the stored secret when the field is left empty, and wants a secret for a new client id', async () => {
     const { page } = d;
-    const clientId = (await d.tg.gateway.store.listClients()).find((c) => c.name === 'Blue Platform')!.id;
+    const clientId = (await d.tg.gateway.store.keys.listClients()).find(
+      (c) => c.name === 'Blue Platform',
+    )!.id;
     const owner = { clientId, orgId: 'org-blue' };
-    const before = (await d.tg.gateway.store.currentOAuthApp('acme', owner))!;
+    const before = (await d.tg.gateway.store.oauthApps.current('acme', owner))!;
     await page.goto(d.url('/oauth-apps?client=Blue%20Platform&org_id=org-blue'));
     await page.getByLabel(/^Display name/).fill('Blue Industries Ltd');
     await page.getByRole('button', { name: 'Save Acme Cloud app' }).click();
     await page.getByRole('status').waitFor();
-    const after = (await d.tg.gateway.store.currentOAuthApp('acme', owner))!;
+    const after = (await d.tg.gateway.store.oauthApps.current('acme', owner))!;
     // Branding changes in place: same app, same sealed secret.
     expect(after.id).toBe(before.id);
     expect(after.clientSecret).toBe(before.clientSecret);
@@ -116,7 +118,7 @@ describe("dashboard: organizations' OAuth apps", () => {
     await expect(page.getByRole('alert').textContent()).resolves.toContain(
       'A new client id needs its own client secret',
     );
-    expect((await d.tg.gateway.store.currentOAuthApp('acme', owner))!.oauthClientId).toBe('blue-app');
+    expect((await d.tg.gateway.store.oauthApps.current('acme', owner))!.oauthClientId).toBe('blue-app');
 
     const resolved = await d.tg.gateway.oauthApps.forScope(
       d.tg.gateway.catalog.current.providers.get('acme')!,
@@ -140,7 +142,7 @@ describe("dashboard: organizations' OAuth apps", () => {
     await page.getByRole('status').waitFor();
     await expect(page.locator('#app-acme').textContent()).resolves.toContain('operator-stored-app');
     await screenshot(page, 'dashboard-oauth-default-app');
-    const app = (await d.tg.gateway.store.currentOAuthApp('acme', null))!;
+    const app = (await d.tg.gateway.store.oauthApps.current('acme', null))!;
     expect(app.oauthClientId).toBe('operator-stored-app');
     expect(app.clientSecret).not.toContain('operator-stored-secret');
   });

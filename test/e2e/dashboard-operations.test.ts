@@ -80,7 +80,7 @@ describe('dashboard: problem reports', () => {
     await page.getByRole('link', { name: 'Resolved' }).click();
     await expect(row(page, 'Weather tool times out').textContent()).resolves.toContain('resolved');
     await screenshot(page, 'dashboard-reports-resolved');
-    expect((await d.tg.gateway.store.listReports({ status: 'resolved' })).map((r) => r.id)).toEqual([id]);
+    expect((await d.tg.gateway.store.reports.list({ status: 'resolved' })).map((r) => r.id)).toEqual([id]);
   });
 });
 
@@ -137,10 +137,10 @@ describe('dashboard: connections', () => {
     expect((await ann.callTool('connect_provider', credentials)).isError).toBeFalsy();
     expect((await bob.callTool('connect_provider', credentials)).isError).toBeFalsy();
     // As an OAuth2 refresh that failed for good would leave it.
-    const platform = (await d.tg.gateway.store.listClients()).find((c) => c.name === 'Ops Platform')!;
+    const platform = (await d.tg.gateway.store.keys.listClients()).find((c) => c.name === 'Ops Platform')!;
     const scope = { clientId: platform.id, orgId: 'org-x', userId: 'bob' };
-    await d.tg.gateway.store.setConnectionState(scope, 'petshop', 'reapproval_needed');
-    await d.tg.gateway.store.addConnectionEvent(scope, 'petshop', 'reapproval_needed', 'invalid_grant');
+    await d.tg.gateway.store.connections.setState(scope, 'petshop', 'reapproval_needed');
+    await d.tg.gateway.store.connections.addEvent(scope, 'petshop', 'reapproval_needed', 'invalid_grant');
 
     const { page } = d;
     await page.getByRole('link', { name: 'Connections', exact: true }).click();
@@ -161,7 +161,7 @@ describe('dashboard: connections', () => {
       expect.stringMatching(/disconnected\s*Pet Shop\s*Ops Client\s*ann/),
       expect.stringMatching(/connected\s*Pet Shop\s*Ops Client\s*ann/),
     ]);
-    const connection = (await d.tg.gateway.store.getConnection(scope, 'petshop'))!;
+    const connection = (await d.tg.gateway.store.connections.get(scope, 'petshop'))!;
     const content = await page.content();
     expect(content).not.toContain(PETSHOP_KEY);
     expect(content).not.toContain(connection.credentials.slice(0, 24));

@@ -22,14 +22,14 @@ describe('dashboard sessions and CSRF', () => {
     expect(session.expires * 1_000).toBeGreaterThan(Date.now() + 11 * 3_600_000);
     // The store knows the session only by a hash of its id.
     expect(
-      await d.tg.gateway.store.getDashboardSession(session.value, new Date().toISOString()),
+      await d.tg.gateway.store.dashboard.getSession(session.value, new Date().toISOString()),
     ).toBeUndefined();
   });
 
   it('refuses a POST without the CSRF token, or with another one, and changes nothing', async () => {
     const { page } = d;
     await page.goto(d.url('/keys'));
-    const clients = (await d.tg.gateway.store.listClients()).length;
+    const clients = (await d.tg.gateway.store.keys.listClients()).length;
     // Same browser, same session cookie: only the token is missing or wrong.
     const missing = await page.request.post(d.url('/clients'), { form: { name: 'Forged Inc' } });
     expect(missing.status()).toBe(403);
@@ -40,7 +40,7 @@ describe('dashboard sessions and CSRF', () => {
     expect(wrong.status()).toBe(403);
     const revoke = await page.request.post(d.url('/catalog/reload'), { form: {} });
     expect(revoke.status()).toBe(403);
-    expect((await d.tg.gateway.store.listClients()).length).toBe(clients);
+    expect((await d.tg.gateway.store.keys.listClients()).length).toBe(clients);
 
     // What the operator sees when a form lost its token.
     await page
@@ -50,7 +50,7 @@ describe('dashboard sessions and CSRF', () => {
     await page.getByRole('button', { name: 'Create client' }).click();
     await page.getByRole('heading', { name: 'Form expired' }).waitFor();
     await screenshot(page, 'dashboard-csrf-refused');
-    expect(await d.tg.gateway.store.findClientByName('Forged Inc')).toBeUndefined();
+    expect(await d.tg.gateway.store.keys.findClient('Forged Inc')).toBeUndefined();
     expect(d.tg.logs.some((l) => l.includes('TG_DASHBOARD_CSRF_REFUSED'))).toBe(true);
   });
 
@@ -63,7 +63,7 @@ describe('dashboard sessions and CSRF', () => {
       headers: { origin: 'https://evil.example' },
     });
     expect(forged.status()).toBe(403);
-    expect(await d.tg.gateway.store.findClientByName('Cross Site')).toBeUndefined();
+    expect(await d.tg.gateway.store.keys.findClient('Cross Site')).toBeUndefined();
   });
 
   it('signs out: the session is deleted server-side, so its cookie no longer opens anything', async () => {

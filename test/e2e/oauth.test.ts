@@ -2,12 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../core/store/types.js';
 import { openBrowser, screenshot } from '../helpers/browser.js';
 import { connect, type TestClient } from '../helpers/clients.js';
 import { freePort, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { approveConsent, denyConsent, startAuthServer, type AuthServer } from '../helpers/oauth-server.js';
 import { startReceiver } from '../helpers/receiver.js';
+import type { Scope } from '../../core/domain.js';
 
 /** A real-shaped OAuth2 provider whose endpoints the test points at a local authorization server. */
 const MANIFEST = `# yaml-language-server: $schema=./manifest.schema.json
@@ -146,7 +146,7 @@ describe('OAuth2 connections end to end', () => {
       code_challenge_method: 'S256',
     });
     expect(authorize.state).toBeTruthy();
-    const stored = await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme');
+    const stored = await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme');
     expect(stored).toMatchObject({ state: 'connected', account: 'alice@example.test', oauthApp: 'env:acme' });
     // The token the provider saw is stored sealed, never in clear.
     const token = auth
@@ -158,10 +158,10 @@ describe('OAuth2 connections end to end', () => {
   });
 
   it('refreshes an expired token exactly once, also for 20 simultaneous calls', async () => {
-    const record = (await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme'))!;
+    const record = (await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!;
     // The token has expired, at the provider and in the store.
     auth.expireAccessTokens();
-    await tg.gateway.store.swapConnectionCredentials(scope(null, 'alice'), 'acme', record.credentials, {
+    await tg.gateway.store.connections.swapCredentials(scope(null, 'alice'), 'acme', record.credentials, {
       credentials: record.credentials,
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
     });
@@ -179,8 +179,8 @@ describe('OAuth2 connections end to end', () => {
   });
 
   it('reports a refresh that fails for now as temporary, keeps the connection, and succeeds later', async () => {
-    const record = (await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme'))!;
-    await tg.gateway.store.swapConnectionCredentials(scope(null, 'alice'), 'acme', record.credentials, {
+    const record = (await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!;
+    await tg.gateway.store.connections.swapCredentials(scope(null, 'alice'), 'acme', record.credentials, {
       credentials: record.credentials,
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
     });
@@ -191,7 +191,7 @@ describe('OAuth2 connections end to end', () => {
     expect(failed.isError).toBe(true);
     expect(failed.content[0]!.text).toContain('This is temporary: try the call again in a minute.');
     expect(refreshes() - before).toBe(3);
-    expect((await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme'))!.state).toBe('connected');
+    expect((await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!.state).toBe('connected');
     const later = await alice.callTool('acme_me');
     expect(later.isError).toBeFalsy();
   });
@@ -214,7 +214,7 @@ describe('OAuth2 connections end to end', () => {
     const done = await approve(linkIn(text), 'alice');
     expect(done).toContain('Acme Cloud is connected');
     expect((await alice.callTool('acme_me')).isError).toBeFalsy();
-    expect((await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme'))!.state).toBe('connected');
+    expect((await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!.state).toBe('connected');
   });
 
   it('revokes the token at the provider on disconnect', async () => {
@@ -222,7 +222,7 @@ describe('OAuth2 connections end to end', () => {
     const result = await alice.callTool('disconnect_provider', { provider: 'acme' });
     expect(result.content[0]!.text).toContain('Disconnected Acme Cloud');
     expect(auth.revocationRequests().length).toBe(before + 1);
-    expect(await tg.gateway.store.getConnection(scope(null, 'alice'), 'acme')).toBeUndefined();
+    expect(await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme')).toBeUndefined();
   });
 });
 
@@ -254,8 +254,8 @@ describe("organizations' own OAuth apps", () => {
     expect(pageB).toContain('Org B Labs');
     expect(auth.authorizationRequests().at(-1)!.params.client_id).toBe('toolgate-org-b');
 
-    const a = (await tg.gateway.store.getConnection(scope('org-a', 'sam'), 'acme'))!;
-    const b = (await tg.gateway.store.getConnection(scope('org-b', 'sam'), 'acme'))!;
+    const a = (await tg.gateway.store.connections.get(scope('org-a', 'sam'), 'acme'))!;
+    const b = (await tg.gateway.store.connections.get(scope('org-b', 'sam'), 'acme'))!;
     expect(a.oauthApp).not.toBe(b.oauthApp);
     expect([a.account, b.account]).toEqual(['sam@example.test', 'sam-b@example.test']);
     expect((await inA.callTool('acme_me')).content[0]!.text).toContain('sam@example.test');
@@ -297,7 +297,7 @@ describe('every way a consent can fail ends on a clear page and stores nothing',
     bob = await agent('?user_id=bob');
   });
   const nothingStored = async () =>
-    expect(await tg.gateway.store.getConnection(scope(null, 'bob'), 'acme')).toBeUndefined();
+    expect(await tg.gateway.store.connections.get(scope(null, 'bob'), 'acme')).toBeUndefined();
 
   it('consent denied', async () => {
     const { page } = browser;

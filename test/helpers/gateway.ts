@@ -2,9 +2,9 @@ import { EventEmitter } from 'node:events';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import type { KeyType } from '../../core/auth/keys.js';
 import { loadConfig } from '../../core/config.js';
 import { Gateway, type GatewayOptions } from '../../core/gateway.js';
+import type { KeyType } from '../../core/domain.js';
 
 export { freePort } from '../../scripts/bench/lib/ports.js';
 

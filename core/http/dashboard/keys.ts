@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { keyHint, type KeyType } from '../../auth/keys.js';
+import { keyHint } from '../../auth/keys.js';
 import type { CreatedKey, KeyTestResult } from '../admin-operations.js';
 import { html, type Html } from '../html.js';
 import {
@@ -17,6 +17,7 @@ import {
   type Dashboard,
   type FieldErrors,
 } from './layout.js';
+import type { KeyType } from '../../domain.js';
 
 const TYPE_CHOICES: readonly (readonly [KeyType, string])[] = [
   ['solo', 'Solo: one developer, one user'],

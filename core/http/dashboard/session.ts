@@ -64,7 +64,7 @@ export class DashboardSessions {
   async create(reply: FastifyReply): Promise<void> {
     const id = randomToken();
     const now = Date.now();
-    await this.store.createDashboardSession(hashId(id), {
+    await this.store.dashboard.createSession(hashId(id), {
       csrfToken: randomToken(),
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + SESSION_TTL_MS).toISOString(),
@@ -76,12 +76,12 @@ export class DashboardSessions {
     const id = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
     if (!id) return undefined;
     const idHash = hashId(id);
-    const record = await this.store.getDashboardSession(idHash, new Date().toISOString());
+    const record = await this.store.dashboard.getSession(idHash, new Date().toISOString());
     return record && { idHash, csrfToken: record.csrfToken };
   }
 
   async destroy(session: DashboardSession, reply: FastifyReply): Promise<void> {
-    await this.store.deleteDashboardSession(session.idHash);
+    await this.store.dashboard.deleteSession(session.idHash);
     void reply.header('set-cookie', setCookie(SESSION_COOKIE, '', 0, this.scope));
   }
 }

@@ -46,7 +46,9 @@ export class SignInThrottle {
 
   private async check(source: string, password: string): Promise<SignInOutcome> {
     const now = Date.now();
-    const failures = await this.store.listSignInFailures(new Date(now - this.windowMs).toISOString());
+    const failures = await this.store.dashboard.listSignInFailures(
+      new Date(now - this.windowMs).toISOString(),
+    );
     const wait = Math.max(
       lockedFor(
         failures.filter((f) => f.source === source),
@@ -57,14 +59,14 @@ export class SignInThrottle {
       lockedFor(failures, FAILURES_OVERALL, this.windowMs, now),
     );
     if (wait > 0) return { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil(wait / 1_000) };
-    const hash = await this.store.getAdminPasswordHash();
+    const hash = await this.store.dashboard.getPasswordHash();
     if (hash === undefined) return { ok: false, reason: 'unset' };
     if (await verifyPassword(password, hash)) {
-      await this.store.clearSignInFailures(source);
-      await this.store.purgeDashboard(new Date().toISOString(), new Date(now - this.windowMs).toISOString());
+      await this.store.dashboard.clearSignInFailures(source);
+      await this.store.dashboard.purge(new Date().toISOString(), new Date(now - this.windowMs).toISOString());
       return { ok: true };
     }
-    await this.store.addSignInFailure(source, new Date().toISOString());
+    await this.store.dashboard.addSignInFailure(source, new Date().toISOString());
     return { ok: false, reason: 'wrong' };
   }
 }

@@ -1,5 +1,5 @@
+import type { KeyType } from '../../../core/domain.js';
 /** The messages between run.ts and its bench-only child processes (gateway.ts, catalog.ts). */
-import type { KeyType } from '../../../core/auth/keys.js';
 
 export type BenchCommand =
   | { id: number; cmd: 'heap' }

@@ -128,6 +128,6 @@ describe('an API-key provider, end to end over /mcp/', () => {
     expect(call.isError).toBe(true);
     expect(call.content[0]!.text).toContain('connect_provider');
     const clientId = (await tg.gateway.keys.list())[0]!.clientId;
-    expect(await tg.gateway.store.listConnections({ clientId, orgId: null, userId: 'alice' })).toEqual([]);
+    expect(await tg.gateway.store.connections.list({ clientId, orgId: null, userId: 'alice' })).toEqual([]);
   });
 });

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../core/config.js';
 import { Gateway } from '../../../core/gateway.js';
-import type { Scope } from '../../../core/store/types.js';
 import { startReceiver, type Received } from '../../helpers/receiver.js';
+import type { Scope } from '../../../core/domain.js';
 
 const MANIFEST = `# yaml-language-server: $schema=./manifest.schema.json
 schema_version: 1

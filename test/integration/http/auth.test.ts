@@ -67,7 +67,7 @@ describe.each(HEADER_FORMS)('key sent as %s', (_name, send) => {
   });
 
   it('refuses malformed keys and bad checksums without touching the store', async () => {
-    const lookup = vi.spyOn(tg.gateway.store, 'findApiKeyByHash');
+    const lookup = vi.spyOn(tg.gateway.store.keys, 'findByHash');
     const last = keys.client.at(-1) === 'a' ? 'b' : 'a';
     for (const bad of ['toolgate_short', 'sk_live_123', keys.client.slice(0, -1) + last, keys.client + 'x']) {
       const { status, json, text } = await post('', send(bad));
@@ -137,7 +137,7 @@ describe('identifiers', () => {
     const response = await post('?org_id=o9', { 'x-api-key': keys.platform }, call);
     expect(response.status).toBe(200);
     const clientId = (await tg.gateway.keys.list()).find((k) => k.clientName === 'platform-co')!.clientId;
-    const solo = await tg.gateway.store.listReportsForScope({ clientId, orgId: null, userId: null });
+    const solo = await tg.gateway.store.reports.listForScope({ clientId, orgId: null, userId: null });
     expect(solo.map((r) => r.summary)).toContain('org only');
   });
 });

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scopeKey } from '../../../core/auth/scope.js';
 import { connect, GENERATIONS, SYSTEM_TOOLS, type TestClient } from '../../helpers/clients.js';
 import { startGateway, until, type TestGateway } from '../../helpers/gateway.js';
+import { scopeKey } from '../../../core/domain.js';
 
 let tg: TestGateway;
 let platformKey: string;
@@ -27,7 +27,7 @@ describe.each(GENERATIONS)('MCP generation %s', (generation) => {
       const text = result.content[0]?.text ?? '';
       const id = /rep_[0-9a-f]{16}/.exec(text)?.[0];
       expect(id).toBeDefined();
-      const stored = await tg.gateway.store.listReportsForScope({
+      const stored = await tg.gateway.store.reports.listForScope({
         clientId: platformClientId,
         orgId: null,
         userId: 'alice',

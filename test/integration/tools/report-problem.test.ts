@@ -47,7 +47,7 @@ describe('report_problem', () => {
     expect(delivered.body).not.toContain(key);
     expect(JSON.stringify(delivered.headers)).not.toContain(key);
 
-    const [stored] = await tg.gateway.store.listReports({ status: 'open' });
+    const [stored] = await tg.gateway.store.reports.list({ status: 'open' });
     expect(stored).toMatchObject({ id, scope: { orgId: 'org-7', userId: 'jane' } });
   });
 

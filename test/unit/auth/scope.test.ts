@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyType } from '../../../core/auth/keys.js';
-import { resolveScope, scopeKey } from '../../../core/auth/scope.js';
+import { resolveScope } from '../../../core/auth/scope.js';
 import { GatewayError } from '../../../core/errors.js';
+import { type KeyType, scopeKey } from '../../../core/domain.js';
 
 const ID = 'cli_1';
 

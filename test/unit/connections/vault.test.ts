@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Vault } from '../../../core/connections/vault.js';
 import { Keyring } from '../../../core/keyring.js';
-import { SqliteStore } from '../../../core/store/sqlite.js';
-import type { Scope } from '../../../core/store/types.js';
+import type { Scope } from '../../../core/domain.js';
+import { SqliteStore } from '../../../core/store/sqlite/index.js';
 
 let dir: string;
 let store: SqliteStore;
@@ -46,11 +46,11 @@ describe('the credential vault', () => {
   });
 
   it('refuses a stored row copied into another scope in the database', async () => {
-    const client = await store.createClient('acme');
+    const client = await store.keys.createClient('acme');
     const alice: Scope = { clientId: client.id, orgId: null, userId: 'alice' };
     const mallory: Scope = { clientId: client.id, orgId: null, userId: 'mallory' };
-    const aliceId = await store.ensureScope(alice);
-    await store.putConnection(alice, {
+    const aliceId = await store.scopes.ensure(alice);
+    await store.connections.put(alice, {
       id: 'con_alice',
       provider: 'stripe',
       state: 'connected',
@@ -61,10 +61,10 @@ describe('the credential vault', () => {
       expiresAt: null,
     });
     // An attacker with write access to the database copies Alice's row into Mallory's scope.
-    const copied = (await store.getConnection(alice, 'stripe'))!;
-    await store.putConnection(mallory, { ...copied, id: 'con_copy' });
-    const stolen = (await store.getConnection(mallory, 'stripe'))!;
-    const malloryId = await store.ensureScope(mallory);
+    const copied = (await store.connections.get(alice, 'stripe'))!;
+    await store.connections.put(mallory, { ...copied, id: 'con_copy' });
+    const stolen = (await store.connections.get(mallory, 'stripe'))!;
+    const malloryId = await store.scopes.ensure(mallory);
     expect(() => vault.open(malloryId, 'stripe', stolen.id, stolen.credentials)).toThrow();
   });
 });

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../../core/store/sqlite.js';
-import type { Scope } from '../../../core/store/types.js';
+import type { Scope } from '../../../core/domain.js';
+import { SqliteStore } from '../../../core/store/sqlite/index.js';
 
 let dir: string;
 let store: SqliteStore;
@@ -35,17 +35,17 @@ describe('SqliteStore', () => {
   });
 
   it('sets a meta value only once', async () => {
-    expect(await store.setMetaOnce('bootstrapped_at', 'a')).toBe(true);
-    expect(await store.setMetaOnce('bootstrapped_at', 'b')).toBe(false);
-    expect(await store.getMeta('bootstrapped_at')).toBe('a');
+    expect(await store.meta.setOnce('bootstrapped_at', 'a')).toBe(true);
+    expect(await store.meta.setOnce('bootstrapped_at', 'b')).toBe(false);
+    expect(await store.meta.get('bootstrapped_at')).toBe('a');
   });
 
   it("keeps every scope's rows to itself, over many random scopes", async () => {
     const random = prng(20261121);
     const clients = [
-      await store.createClient('c1'),
-      await store.createClient('c2'),
-      await store.createClient('c3'),
+      await store.keys.createClient('c1'),
+      await store.keys.createClient('c2'),
+      await store.keys.createClient('c3'),
     ];
     const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
     // Deliberately colliding identifiers: the same user_id under different orgs and clients, the
@@ -63,14 +63,14 @@ describe('SqliteStore', () => {
     const reports = new Map<string, string[]>();
     const connections = new Map<string, string[]>();
     for (const [i, scope] of scopes.entries()) {
-      const report = await store.insertReport(scope, {
+      const report = await store.reports.insert(scope, {
         summary: `r${i}`,
         details: null,
         provider: null,
         tool: null,
       });
       reports.set(key(scope), [...(reports.get(key(scope)) ?? []), report.id]);
-      await store.putConnection(scope, {
+      await store.connections.put(scope, {
         id: `con_${i}`,
         provider: `p${i}`,
         state: 'connected',
@@ -84,49 +84,49 @@ describe('SqliteStore', () => {
     }
     expect(reports.size).toBeGreaterThan(20);
     for (const scope of scopes) {
-      const seenReports = await store.listReportsForScope(scope);
+      const seenReports = await store.reports.listForScope(scope);
       expect(seenReports.map((r) => r.id).sort()).toEqual([...reports.get(key(scope))!].sort());
       for (const report of seenReports) expect(key(report.scope)).toBe(key(scope));
-      const seenConnections = (await store.listConnections(scope)).map((c) => c.provider).sort();
+      const seenConnections = (await store.connections.list(scope)).map((c) => c.provider).sort();
       expect(seenConnections).toEqual([...connections.get(key(scope))!].sort());
       for (const provider of connections.get(key(scope))!) {
-        expect((await store.getConnection(scope, provider))?.provider).toBe(provider);
+        expect((await store.connections.get(scope, provider))?.provider).toBe(provider);
       }
     }
     // Another scope's provider is invisible by name too, and cannot be deleted from here.
     const [first, other] = [scopes[0]!, scopes.find((s) => key(s) !== key(scopes[0]!))!];
     const foreign = connections.get(key(other))![0]!;
-    expect(await store.getConnection(first, foreign)).toBeUndefined();
-    expect(await store.deleteConnection(first, foreign)).toBe(false);
-    expect(await store.getConnection(other, foreign)).toBeDefined();
+    expect(await store.connections.get(first, foreign)).toBeUndefined();
+    expect(await store.connections.delete(first, foreign)).toBe(false);
+    expect(await store.connections.get(other, foreign)).toBeDefined();
   });
 
   it('lists reports newest first and filters by status', async () => {
-    const scope: Scope = { clientId: (await store.createClient('c')).id, orgId: null, userId: null };
-    const first = await store.insertReport(scope, {
+    const scope: Scope = { clientId: (await store.keys.createClient('c')).id, orgId: null, userId: null };
+    const first = await store.reports.insert(scope, {
       summary: 'first',
       details: null,
       provider: 'github',
       tool: null,
     });
-    await store.insertReport(scope, {
+    await store.reports.insert(scope, {
       summary: 'second',
       details: 'd',
       provider: null,
       tool: 'github_issues_create',
     });
-    expect(await store.resolveReport(first.id, new Date().toISOString())).toBe(true);
-    expect(await store.resolveReport(first.id, new Date().toISOString())).toBe(false);
-    expect((await store.listReports({ status: 'open' })).map((r) => r.summary)).toEqual(['second']);
-    expect((await store.listReports({ status: 'resolved' })).map((r) => r.summary)).toEqual(['first']);
-    expect((await store.listReports({})).length).toBe(2);
+    expect(await store.reports.resolve(first.id, new Date().toISOString())).toBe(true);
+    expect(await store.reports.resolve(first.id, new Date().toISOString())).toBe(false);
+    expect((await store.reports.list({ status: 'open' })).map((r) => r.summary)).toEqual(['second']);
+    expect((await store.reports.list({ status: 'resolved' })).map((r) => r.summary)).toEqual(['first']);
+    expect((await store.reports.list({})).length).toBe(2);
   });
 
-  it('answers per-call reads from memory, yet sees the next write from this or another process', async () => {
+  it('sees the next write from this or another process on the per-call reads', async () => {
     const other = new SqliteStore(join(dir, 'toolgate.db'));
-    const client = await store.createClient('c');
-    await store.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
-    await store.insertApiKey({
+    const client = await store.keys.createClient('c');
+    await store.keys.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
+    await store.keys.insert({
       id: 'key_1',
       clientId: client.id,
       type: 'solo',
@@ -145,24 +145,22 @@ describe('SqliteStore', () => {
       oauthApp: null,
       expiresAt: null,
     });
-    await store.putConnection(scope, connection('con_1', 'sealed-1'));
+    await store.connections.put(scope, connection('con_1', 'sealed-1'));
 
-    const key = await store.findApiKeyByHash(1, 'h1');
-    const record = await store.getConnection(scope, 'github');
-    // Unchanged rows: the same frozen objects (what ConnectionService keys opened credentials by).
-    expect(await store.findApiKeyByHash(1, 'h1')).toBe(key);
-    expect(await store.getConnection(scope, 'github')).toBe(record);
-    expect(Object.isFrozen(record) && Object.isFrozen(record!.fields)).toBe(true);
+    const key = await store.keys.findByHash(1, 'h1');
+    const record = await store.connections.get(scope, 'github');
+    expect(await store.keys.findByHash(1, 'h1')).toEqual(key);
+    expect(await store.connections.get(scope, 'github')).toEqual(record);
 
     // Another connection (the CLI) revokes the key and replaces the connection.
-    expect(await other.revokeApiKey('key_1', '2026-11-22T00:00:00.000Z')).toBe(true);
-    await other.putConnection(scope, connection('con_2', 'sealed-2'));
-    expect((await store.findApiKeyByHash(1, 'h1'))?.revokedAt).toBe('2026-11-22T00:00:00.000Z');
-    expect((await store.getConnection(scope, 'github'))?.credentials).toBe('sealed-2');
+    expect(await other.keys.revoke('key_1', '2026-11-22T00:00:00.000Z')).toBe(true);
+    await other.connections.put(scope, connection('con_2', 'sealed-2'));
+    expect((await store.keys.findByHash(1, 'h1'))?.revokedAt).toBe('2026-11-22T00:00:00.000Z');
+    expect((await store.connections.get(scope, 'github'))?.credentials).toBe('sealed-2');
 
     // This connection's own writes.
-    expect(await store.deleteConnection(scope, 'github')).toBe(true);
-    expect(await store.getConnection(scope, 'github')).toBeUndefined();
+    expect(await store.connections.delete(scope, 'github')).toBe(true);
+    expect(await store.connections.get(scope, 'github')).toBeUndefined();
     await other.close();
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashPassword, verifyPassword } from '../../../../core/http/dashboard/password.js';
 import { SignInThrottle } from '../../../../core/http/dashboard/throttle.js';
-import { SqliteStore } from '../../../../core/store/sqlite.js';
+import { SqliteStore } from '../../../../core/store/sqlite/index.js';
 
 const WINDOW_MS = 60_000;
 const PASSWORD = 'correct horse battery staple';
@@ -17,7 +17,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-throttle-'));
   store = new SqliteStore(join(dir, 'toolgate.db'));
   await store.migrate();
-  await store.setAdminPasswordHash(await hashPassword(PASSWORD), { onlyIfUnset: true });
+  await store.dashboard.setPasswordHash(await hashPassword(PASSWORD), { onlyIfUnset: true });
   throttle = new SignInThrottle(store, WINDOW_MS);
 });
 afterEach(async () => {
@@ -28,7 +28,7 @@ afterEach(async () => {
 /** Records failures as if they happened `agoMs` ago. */
 async function failed(source: string, times: number, agoMs: number): Promise<void> {
   for (let i = 0; i < times; i++)
-    await store.addSignInFailure(source, new Date(Date.now() - agoMs).toISOString());
+    await store.dashboard.addSignInFailure(source, new Date(Date.now() - agoMs).toISOString());
 }
 
 describe('the admin password hash', () => {
@@ -83,7 +83,7 @@ describe('SignInThrottle', () => {
   it("clears an address's failures when it signs in, and says when no password is set", async () => {
     await failed('10.0.0.1', 4, 1_000);
     await expect(throttle.attempt('10.0.0.1', PASSWORD)).resolves.toEqual({ ok: true });
-    expect(await store.listSignInFailures(new Date(0).toISOString())).toEqual([]);
+    expect(await store.dashboard.listSignInFailures(new Date(0).toISOString())).toEqual([]);
 
     const empty = new SqliteStore(':memory:');
     await empty.migrate();
@@ -97,15 +97,17 @@ describe('SignInThrottle', () => {
   it('replacing the password signs every session out and clears the failures', async () => {
     await failed('10.0.0.1', 5, 1_000);
     const at = new Date().toISOString();
-    await store.createDashboardSession('hash', {
+    await store.dashboard.createSession('hash', {
       csrfToken: 't',
       createdAt: at,
       expiresAt: '2999-01-01T00:00:00Z',
     });
-    await store.setAdminPasswordHash(await hashPassword('another long passphrase'), { onlyIfUnset: false });
-    expect(await store.getDashboardSession('hash', at)).toBeUndefined();
+    await store.dashboard.setPasswordHash(await hashPassword('another long passphrase'), {
+      onlyIfUnset: false,
+    });
+    expect(await store.dashboard.getSession('hash', at)).toBeUndefined();
     await expect(throttle.attempt('10.0.0.1', 'another long passphrase')).resolves.toEqual({ ok: true });
     // A first-start password never replaces one that is set.
-    expect(await store.setAdminPasswordHash('scrypt$x', { onlyIfUnset: true })).toBe(false);
+    expect(await store.dashboard.setPasswordHash('scrypt$x', { onlyIfUnset: true })).toBe(false);
   });
 });

@@ -1,0 +1,120 @@
+import { MIGRATIONS } from '../migrations.js';
+import type { SealedItem, Store } from '../types.js';
+import { SqliteConnections } from './connections.js';
+import { SqliteDashboard } from './dashboard.js';
+import { SqliteDb } from './db.js';
+import { SqliteKeys } from './keys.js';
+import { SqliteLinks } from './links.js';
+import { SqliteMeta } from './meta.js';
+import { SqliteOAuthApps } from './oauth-apps.js';
+import { SqliteReports } from './reports.js';
+import { SqliteScopes } from './scopes.js';
+
+/**
+ * The embedded default store: one SQLite file (TOOLGATE_DATABASE_URL `sqlite:<path>`, by default
+ * in the data dir), one port per aggregate over one shared connection (see db.ts).
+ */
+export class SqliteStore implements Store {
+  private readonly sql: SqliteDb;
+  readonly meta: SqliteMeta;
+  readonly keys: SqliteKeys;
+  readonly scopes: SqliteScopes;
+  readonly reports: SqliteReports;
+  readonly connections: SqliteConnections;
+  readonly links: SqliteLinks;
+  readonly oauthApps: SqliteOAuthApps;
+  readonly dashboard: SqliteDashboard;
+
+  constructor(file: string) {
+    this.sql = new SqliteDb(file);
+    this.meta = new SqliteMeta(this.sql);
+    this.keys = new SqliteKeys(this.sql);
+    this.scopes = new SqliteScopes(this.sql);
+    this.reports = new SqliteReports(this.sql);
+    this.connections = new SqliteConnections(this.sql);
+    this.links = new SqliteLinks(this.sql);
+    this.oauthApps = new SqliteOAuthApps(this.sql);
+    this.dashboard = new SqliteDashboard(this.sql);
+  }
+
+  async migrate(): Promise<number[]> {
+    const { db } = this.sql;
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    const applied = new Set(
+      this.sql.all<{ version: number }>('SELECT version FROM schema_migrations').map((r) => r.version),
+    );
+    const now: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      this.sql.transaction(() => {
+        db.exec(migration.sql);
+        this.sql.run(
+          'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+          migration.version,
+          migration.name,
+          new Date().toISOString(),
+        );
+      });
+      now.push(migration.version);
+    }
+    return now;
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return this.sql.one('SELECT 1 AS ok') !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.sql.close();
+  }
+
+  async resealAll(reseal: (item: SealedItem) => string): Promise<number> {
+    const sql = this.sql;
+    return sql.transaction((): number => {
+      let count = 0;
+      for (const row of sql.all<{ version: number; sealed: string }>(
+        'SELECT version, sealed FROM key_hash_secrets',
+      )) {
+        sql.run(
+          'UPDATE key_hash_secrets SET sealed = ? WHERE version = ?',
+          reseal({ kind: 'hash_secret', ...row }),
+          row.version,
+        );
+        count++;
+      }
+      const connections = sql.all<{ id: string; scope_id: string; provider: string; credentials: string }>(
+        'SELECT id, scope_id, provider, credentials FROM connections',
+      );
+      for (const row of connections) {
+        const item: SealedItem = {
+          kind: 'connection',
+          scopeId: row.scope_id,
+          provider: row.provider,
+          connectionId: row.id,
+          sealed: row.credentials,
+        };
+        sql.run('UPDATE connections SET credentials = ? WHERE id = ?', reseal(item), row.id);
+        count++;
+      }
+      for (const row of sql.all<{ id: string; provider: string; client_secret: string }>(
+        'SELECT id, provider, client_secret FROM oauth_apps',
+      )) {
+        const item: SealedItem = {
+          kind: 'oauth_app',
+          appId: row.id,
+          provider: row.provider,
+          sealed: row.client_secret,
+        };
+        sql.run('UPDATE oauth_apps SET client_secret = ? WHERE id = ?', reseal(item), row.id);
+        count++;
+      }
+      return count;
+    });
+  }
+}

@@ -1,0 +1,119 @@
+import type { KeyType } from '../../domain.js';
+import { newId } from '../ids.js';
+import type { ApiKeyRecord, ClientRecord, HashSecretRecord, KeyStore, NewApiKey } from '../types.js';
+import type { SqliteDb } from './db.js';
+
+interface KeyRow {
+  id: string;
+  client_id: string;
+  client_name: string;
+  type: KeyType;
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const KEY_SELECT = `SELECT k.id, k.client_id, c.name AS client_name, k.type, k.hint, k.created_at, k.last_used_at, k.revoked_at
+  FROM api_keys k JOIN clients c ON c.id = k.client_id`;
+const CLIENT_SELECT = 'SELECT id, name, created_at AS createdAt FROM clients';
+
+function keyRecord(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    clientName: row.client_name,
+    type: row.type,
+    hint: row.hint,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export class SqliteKeys implements KeyStore {
+  constructor(private readonly sql: SqliteDb) {}
+
+  async listHashSecrets(): Promise<HashSecretRecord[]> {
+    return this.sql.all<HashSecretRecord>('SELECT version, sealed FROM key_hash_secrets ORDER BY version');
+  }
+
+  async insertHashSecret(secret: HashSecretRecord): Promise<boolean> {
+    return this.sql.changedOne(
+      'INSERT INTO key_hash_secrets (version, sealed, created_at) VALUES (?, ?, ?) ON CONFLICT (version) DO NOTHING',
+      secret.version,
+      secret.sealed,
+      new Date().toISOString(),
+    );
+  }
+
+  async createClient(name: string): Promise<ClientRecord> {
+    const record = { id: newId('cli'), name, createdAt: new Date().toISOString() };
+    this.sql.run(
+      'INSERT INTO clients (id, name, created_at) VALUES (?, ?, ?)',
+      record.id,
+      record.name,
+      record.createdAt,
+    );
+    return record;
+  }
+
+  async findClient(name: string): Promise<ClientRecord | undefined> {
+    return this.sql.one<ClientRecord>(`${CLIENT_SELECT} WHERE name = ?`, name);
+  }
+
+  async listClients(): Promise<ClientRecord[]> {
+    return this.sql.all<ClientRecord>(`${CLIENT_SELECT} ORDER BY name`);
+  }
+
+  async insert(key: NewApiKey): Promise<void> {
+    this.sql.run(
+      'INSERT INTO api_keys (id, client_id, type, hash, hash_version, hint, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      key.id,
+      key.clientId,
+      key.type,
+      key.hash,
+      key.hashVersion,
+      key.hint,
+      new Date().toISOString(),
+    );
+  }
+
+  async findByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined> {
+    return this.sql.hotRead(`key\u0000${hashVersion}\u0000${hash}`, () => {
+      const row = this.sql.one<KeyRow>(
+        `${KEY_SELECT} WHERE k.hash_version = ? AND k.hash = ?`,
+        hashVersion,
+        hash,
+      );
+      return row && keyRecord(row);
+    });
+  }
+
+  async get(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.sql.one<KeyRow>(`${KEY_SELECT} WHERE k.id = ?`, id);
+    return row && keyRecord(row);
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    return this.sql.all<KeyRow>(`${KEY_SELECT} ORDER BY k.created_at, k.id`).map(keyRecord);
+  }
+
+  async revoke(id: string, at: string): Promise<boolean> {
+    return this.sql.changedOne(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+      at,
+      id,
+    );
+  }
+
+  async revokedSince(since: string): Promise<string[]> {
+    return this.sql
+      .all<{ id: string }>('SELECT id FROM api_keys WHERE revoked_at >= ?', since)
+      .map((r) => r.id);
+  }
+
+  async touch(id: string, at: string): Promise<void> {
+    this.sql.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', at, id);
+  }
+}

@@ -1,0 +1,81 @@
+import type { Scope } from '../../domain.js';
+import { newId } from '../ids.js';
+import type { NewReport, ReportRecord, ReportStore } from '../types.js';
+import { scopeColumns, scopeOf, SCOPE_MATCH, type ScopeRow, type SqliteDb } from './db.js';
+
+interface ReportRow extends ScopeRow {
+  id: string;
+  summary: string;
+  details: string | null;
+  provider: string | null;
+  tool: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+const REPORT_SELECT = `SELECT r.id, s.client_id, s.org_id, s.user_id, r.summary, r.details, r.provider, r.tool, r.created_at, r.resolved_at
+  FROM reports r JOIN scopes s ON s.id = r.scope_id`;
+const NEWEST_FIRST = 'ORDER BY r.created_at DESC, r.id';
+
+function reportRecord(row: ReportRow): ReportRecord {
+  return {
+    id: row.id,
+    scope: scopeOf(row),
+    summary: row.summary,
+    details: row.details,
+    provider: row.provider,
+    tool: row.tool,
+    createdAt: row.created_at,
+    resolvedAt: row.resolved_at,
+  };
+}
+
+export class SqliteReports implements ReportStore {
+  constructor(private readonly sql: SqliteDb) {}
+
+  async insert(scope: Scope, report: NewReport): Promise<ReportRecord> {
+    const scopeId = this.sql.ensureScope(scope);
+    const record: ReportRecord = {
+      ...report,
+      id: newId('rep'),
+      scope,
+      createdAt: new Date().toISOString(),
+      resolvedAt: null,
+    };
+    this.sql.run(
+      'INSERT INTO reports (id, scope_id, summary, details, provider, tool, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      record.id,
+      scopeId,
+      record.summary,
+      record.details,
+      record.provider,
+      record.tool,
+      record.createdAt,
+    );
+    return record;
+  }
+
+  async listForScope(scope: Scope): Promise<ReportRecord[]> {
+    return this.sql
+      .all<ReportRow>(`${REPORT_SELECT} WHERE ${SCOPE_MATCH} ${NEWEST_FIRST}`, ...scopeColumns(scope))
+      .map(reportRecord);
+  }
+
+  async list(filter: { status?: 'open' | 'resolved' }): Promise<ReportRecord[]> {
+    const where =
+      filter.status === 'open'
+        ? 'WHERE r.resolved_at IS NULL'
+        : filter.status === 'resolved'
+          ? 'WHERE r.resolved_at IS NOT NULL'
+          : '';
+    return this.sql.all<ReportRow>(`${REPORT_SELECT} ${where} ${NEWEST_FIRST}`).map(reportRecord);
+  }
+
+  async resolve(id: string, at: string): Promise<boolean> {
+    return this.sql.changedOne(
+      'UPDATE reports SET resolved_at = ? WHERE id = ? AND resolved_at IS NULL',
+      at,
+      id,
+    );
+  }
+}
