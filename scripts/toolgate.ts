@@ -8,10 +8,10 @@ import { PluginRegistry } from '../core/plugins/registry.js';
 import { KeyService } from '../core/auth/key-service.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { Gateway, MASTER_KEY_WARNING, openCore } from '../core/gateway.js';
-import { mcpServersConfig } from '../core/http/admin-operations.js';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/http/dashboard/password.js';
+import { mcpServersConfig } from '../core/admin/operations.js';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/admin/password.js';
 import { OAuthApps } from '../core/connections/oauth-apps.js';
-import { rotateMasterKey } from '../core/master-key.js';
+import { rotateMasterKey } from '../core/admin/master-key.js';
 import { KEY_TYPES, type KeyType } from '../core/domain.js';
 
 /**
@@ -46,11 +46,11 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
   const core = await openCore(config);
   if (core.masterKeyFile) process.stderr.write(`${MASTER_KEY_WARNING} (${core.masterKeyFile})\n`);
   try {
-    const keys = new KeyService(core.store, core.keyring);
+    const keys = new KeyService(core.store, core.keyring, core.coordination.bus);
     await keys.init();
     return await fn(keys);
   } finally {
-    await core.store.close();
+    await core.close();
   }
 }
 
@@ -170,7 +170,7 @@ async function reportsCommand(config: Config, args: string[]): Promise<void> {
     }
     if (reports.length === 0) process.stdout.write('No problem reports.\n');
   } finally {
-    await core.store.close();
+    await core.close();
   }
 }
 
@@ -305,7 +305,7 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
         `Its redirect URI is ${config.baseUrl}/oauth/callback. Existing connections keep refreshing with the app that minted them.\n`,
     );
   } finally {
-    await core.store.close();
+    await core.close();
   }
 }
 
@@ -323,7 +323,7 @@ async function adminCommand(config: Config, args: string[]): Promise<void> {
   try {
     await core.store.dashboard.setPasswordHash(await hashPassword(password), { onlyIfUnset: false });
   } finally {
-    await core.store.close();
+    await core.close();
   }
   process.stdout.write(
     `The dashboard admin password is set, and every dashboard session is signed out. Sign in at ${config.baseUrl}/dashboard\n`,
@@ -348,7 +348,7 @@ async function rotateCommand(config: Config): Promise<void> {
       );
     }
   } finally {
-    await core.store.close();
+    await core.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
 import { newId } from '../store/ids.js';
@@ -28,6 +29,7 @@ export class KeyService {
   constructor(
     private readonly store: Store,
     private readonly keyring: Keyring,
+    private readonly bus: Bus,
   ) {}
 
   /** Loads the hashing secrets, creating version 1 on an empty store. */
@@ -98,8 +100,17 @@ export class KeyService {
     return this.store.keys.list();
   }
 
-  revoke(id: string): Promise<boolean> {
-    return this.store.keys.revoke(id, new Date().toISOString());
+  /**
+   * Revokes a key; returns false when it does not exist or was revoked already. Every process
+   * refuses it from the next request (the store), and cuts off its open streams on the bus's
+   * `key.revoked` (a revocation by a process without a bus, such as the CLI, reaches open streams
+   * through the revocation sweep in jobs.ts).
+   */
+  async revoke(id: string): Promise<boolean> {
+    const revoked = await this.store.keys.revoke(id, new Date().toISOString());
+    // Published even when already revoked: a stream opened a moment before a revocation is cut too.
+    await this.bus.publish({ type: 'key.revoked', keyId: id });
+    return revoked;
   }
 }
 

@@ -5,8 +5,10 @@
  */
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
+import type { FastifyBaseLogger } from 'fastify';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { buildCatalog, emptySnapshot, type CatalogReport } from './catalog.js';
+import { formatFindings } from './findings.js';
 import type { CatalogSnapshot } from './types.js';
 
 export interface CatalogHolderEvents {
@@ -82,5 +84,23 @@ export class CatalogHolder extends EventEmitter<CatalogHolderEvents> {
       if (report.toolsChanged.length > 0) this.emit('changed', new Set(report.toolsChanged), snapshot);
     }
     return report;
+  }
+}
+
+/** Logs a reload's outcome: one line for the swap, one error line per provider that failed. */
+export function logCatalogReport(log: FastifyBaseLogger, report: CatalogReport, trigger: string): void {
+  const { version, added, changed, removed, keptOld, failed } = report;
+  log.info(
+    { code: 'TG_CATALOG_LOADED', trigger, version, added, changed, removed, keptOld, failed },
+    'catalog loaded',
+  );
+  for (const [provider, findings] of Object.entries(report.findings)) {
+    const errors = findings.filter((f) => f.severity === 'error');
+    if (errors.length > 0) {
+      log.error(
+        { code: 'TG_CATALOG_PROVIDER_FAILED', provider, findings: formatFindings(errors) },
+        `provider ${provider} failed to load`,
+      );
+    }
   }
 }

@@ -9,7 +9,12 @@ export {
   type BuildCatalogOptions,
   type CatalogReport,
 } from './catalog.js';
-export { CatalogHolder, type CatalogHolderEvents, type CatalogHolderOptions } from './holder.js';
+export {
+  CatalogHolder,
+  logCatalogReport,
+  type CatalogHolderEvents,
+  type CatalogHolderOptions,
+} from './holder.js';
 export { FINDING_CODES, formatFinding, formatFindings, hasErrors, type FindingCode } from './findings.js';
 export type { Manifest } from './manifest-schema.js';
 export * from './types.js';

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { Keyring } from '../keyring.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { Branding, ConnectionRecord, Store } from '../store/types.js';
-import type { Executor, ProviderAccess } from '../tools/executor.js';
+import type { ProviderAccess, ProviderClient } from '../upstream/provider-client.js';
 import { oauthEndpoints, type OAuthApps, type ResolvedApp } from './oauth-apps.js';
 import type { ConnectionService } from './service.js';
 import { checkFields } from './validate.js';
@@ -42,7 +42,7 @@ export interface OAuthFlowsDeps {
   keyring: Keyring;
   apps: OAuthApps;
   connections: ConnectionService;
-  executor: Executor;
+  client: ProviderClient;
   plugins: PluginRegistry;
   catalog: { readonly current: { providers: ReadonlyMap<string, ProviderEntry> } };
   config: Config;
@@ -324,7 +324,7 @@ export class OAuthFlows {
         fields = {
           ...fields,
           ...(await plugin.discoverFields(
-            this.deps.executor.pluginContext(provider, plugin, { credentials, fields }),
+            this.deps.client.pluginContext(provider, plugin, { credentials, fields }),
           )),
         };
       } catch (error) {

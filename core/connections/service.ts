@@ -1,16 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import type { ProviderEntry } from '../catalog/types.js';
+import type { Bus } from '../coordination/bus.js';
 import type { Config } from '../config.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { newId } from '../store/ids.js';
 import type { ConnectionRecord, LinkRecord, Store } from '../store/types.js';
-import type { Executor, ProviderAccess, ProviderRequest } from '../tools/executor.js';
-import { providerMessage } from '../tools/result.js';
-import { OutboundError } from './outbound.js';
+import type { ProviderAccess, ProviderClient } from '../upstream/provider-client.js';
+import type { ProviderRequest } from '../upstream/request.js';
 import { checkCredentials, checkFields, type Checked } from './validate.js';
 import type { Vault } from './vault.js';
-import type { ConnectionState, Scope } from '../domain.js';
+import { scopeKey, type ConnectionState, type Scope } from '../domain.js';
+import { providerMessage } from '../upstream/response.js';
+import { OutboundError } from '../upstream/outbound.js';
 
 /** The words SPEC.md uses for a connection's state, as shown to agents. */
 export type StateWord = 'no connection' | 'connected' | 're-approval needed';
@@ -18,6 +19,9 @@ export const STATE_WORDS: Readonly<Record<ConnectionState, StateWord>> = {
   connected: 'connected',
   reapproval_needed: 're-approval needed',
 };
+
+/** Opened credentials kept in memory before starting over (a bound, not a tuning). */
+const OPENED_MAX = 10_000;
 
 /** How long a one-time link lives (issue 4: ten minutes, single use). */
 export const LINK_TTL_MS = 10 * 60_000;
@@ -27,8 +31,9 @@ export type ConnectOutcome =
 
 export interface ConnectionServiceDeps {
   store: Store;
+  bus: Bus;
   vault: Vault;
-  executor: Executor;
+  client: ProviderClient;
   plugins: PluginRegistry;
   config: Config;
 }
@@ -51,22 +56,23 @@ function atPointer(value: unknown, pointer: string): unknown {
 /**
  * A scope's connections: connect (check, verify, store sealed), disconnect (really delete),
  * read credentials for a call, and one-time links for entering a secret outside the model.
- * Emits 'changed' (scope, provider) so the scope's sessions can be told their tools changed, and
- * 'refreshed' after a token refresh was stored.
+ * Publishes `connection.changed` on the bus when a connection is stored or removed, so every
+ * process tells that scope's sessions their tools changed.
  */
-export class ConnectionService extends EventEmitter<{
-  changed: [scope: Scope, provider: string];
-  refreshed: [scope: Scope, provider: string];
-}> {
+export class ConnectionService {
   /**
-   * Opened credentials by the record they were opened from: the store hands back the same frozen
-   * record while its row is unchanged (Store.connections.get), so a call skips the decryption; a
-   * changed row is a new record, and the old entry goes with the old record.
+   * Opened credentials by scope and provider, with the connection id and sealed value they were
+   * opened from: a call whose record has the same id and sealed value skips the decryption,
+   * whichever process stored the record; a reconnect (new id) or a refresh (new sealed value)
+   * opens afresh. A `connection.changed` event on the bus drops the entry, so the map holds live
+   * connections only.
    */
-  private readonly opened = new WeakMap<ConnectionRecord, ProviderAccess>();
+  private readonly opened = new Map<string, { id: string; sealed: string; access: ProviderAccess }>();
 
   constructor(private readonly deps: ConnectionServiceDeps) {
-    super();
+    deps.bus.subscribe('connection.changed', ({ scope, provider }) =>
+      this.opened.delete(`${scopeKey(scope)}\u0000${provider}`),
+    );
   }
 
   list(scope: Scope): Promise<ConnectionRecord[]> {
@@ -85,13 +91,18 @@ export class ConnectionService extends EventEmitter<{
   ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
     const record = await this.deps.store.connections.get(scope, provider);
     if (!record) return undefined;
-    let access = this.opened.get(record);
-    if (!access) {
-      const scopeId = await this.deps.store.scopes.ensure(scope);
-      const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
-      access = Object.freeze({ credentials: Object.freeze(credentials), fields: record.fields });
-      this.opened.set(record, access);
-    }
+    const key = `${scopeKey(scope)}\u0000${provider}`;
+    const cached = this.opened.get(key);
+    if (cached?.id === record.id && cached.sealed === record.credentials)
+      return { record, access: cached.access };
+    const scopeId = await this.deps.store.scopes.ensure(scope);
+    const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
+    const access: ProviderAccess = Object.freeze({
+      credentials: Object.freeze(credentials),
+      fields: record.fields,
+    });
+    if (this.opened.size >= OPENED_MAX) this.opened.clear();
+    this.opened.set(key, { id: record.id, sealed: record.credentials, access });
     return { record, access };
   }
 
@@ -139,14 +150,14 @@ export class ConnectionService extends EventEmitter<{
       expiresAt: oauth?.expiresAt ?? null,
     });
     await this.deps.store.connections.addEvent(scope, provider, 'connected');
-    this.emit('changed', scope, provider);
+    await this.deps.bus.publish({ type: 'connection.changed', scope, provider });
   }
 
   async disconnect(scope: Scope, provider: string): Promise<boolean> {
     const removed = await this.deps.store.connections.delete(scope, provider);
     if (removed) {
       await this.deps.store.connections.addEvent(scope, provider, 'disconnected');
-      this.emit('changed', scope, provider);
+      await this.deps.bus.publish({ type: 'connection.changed', scope, provider });
     }
     return removed;
   }
@@ -180,7 +191,7 @@ export class ConnectionService extends EventEmitter<{
   private async verify(provider: ProviderEntry, access: ProviderAccess): Promise<Checked<string | null>> {
     const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
     if (plugin?.checkCredential) {
-      const result = await plugin.checkCredential(this.deps.executor.pluginContext(provider, plugin, access));
+      const result = await plugin.checkCredential(this.deps.client.pluginContext(provider, plugin, access));
       return result.ok
         ? { ok: true, value: result.account ?? null }
         : {
@@ -192,7 +203,7 @@ export class ConnectionService extends EventEmitter<{
     if (!verify) return { ok: true, value: null };
     const request = this.operation(provider, verify);
     try {
-      const response = await this.deps.executor.send(provider, access, request);
+      const response = await this.deps.client.send(provider, access, request);
       const accepted = verify.status
         ? verify.status.includes(response.status)
         : response.status >= 200 && response.status < 300;
@@ -234,7 +245,7 @@ export class ConnectionService extends EventEmitter<{
     });
     if (swapped) {
       await this.deps.store.connections.addEvent(scope, provider, 'refreshed');
-      this.emit('refreshed', scope, provider);
+      await this.deps.bus.publish({ type: 'connection.refreshed', scope, provider });
     }
     return swapped;
   }
@@ -243,7 +254,7 @@ export class ConnectionService extends EventEmitter<{
   async accountOf(provider: ProviderEntry, access: ProviderAccess): Promise<string | null> {
     const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
     if (plugin?.checkCredential) {
-      const result = await plugin.checkCredential(this.deps.executor.pluginContext(provider, plugin, access));
+      const result = await plugin.checkCredential(this.deps.client.pluginContext(provider, plugin, access));
       if (result.ok && result.account !== undefined) return result.account;
     }
     return this.identify(provider, access);
@@ -258,10 +269,10 @@ export class ConnectionService extends EventEmitter<{
       let body: unknown;
       if (tool && !tool.request) {
         // A plugin tool: run it, and read the account from its structured result.
-        const result = await this.deps.executor.run(provider, tool, {}, access);
-        body = result.isError ? undefined : result.structuredContent;
+        const result = await this.deps.client.runPluginTool(provider, tool.name, {}, access);
+        body = result === undefined || result.isError ? undefined : result.structuredContent;
       } else {
-        const response = await this.deps.executor.send(provider, access, this.operation(provider, identity));
+        const response = await this.deps.client.send(provider, access, this.operation(provider, identity));
         if (response.status < 200 || response.status > 299) return null;
         body = JSON.parse(response.body.toString('utf8')) as unknown;
       }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { GatewayError } from '../errors.js';
-import type { AdminOperations, ProviderStatus } from './admin-operations.js';
+import type { AdminOperations, ProviderStatus } from '../admin/operations.js';
 
 /**
  * The admin API, for operators' tools on the same machine (the `toolgate` command). It is

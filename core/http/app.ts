@@ -95,3 +95,14 @@ export function createApp(options: { logLevel: string; logStream?: DestinationSt
 
   return app;
 }
+
+/** This process's own origin for a loopback request, whatever address it listens on; undefined before it listens. */
+export function localOrigin(app: FastifyInstance): string | undefined {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return undefined;
+  if (address.address === '0.0.0.0') return `http://127.0.0.1:${address.port}`;
+  if (address.address === '::') return `http://[::1]:${address.port}`;
+  return address.family === 'IPv6'
+    ? `http://[${address.address}]:${address.port}`
+    : `http://${address.address}:${address.port}`;
+}

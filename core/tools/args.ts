@@ -7,14 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from '../catalog/types.js';
-
-/** Why arguments cannot be used: which field (`owner`, `filter.state`, `labels[0]`) and what is wrong. */
-export interface ArgumentProblem {
-  ok: false;
-  /** Path of the offending argument; `''` for the arguments object itself. */
-  field: string;
-  message: string;
-}
+import type { ArgumentProblem } from '../upstream/request.js';
 
 export type ArgumentCheck = { ok: true; args: Record<string, unknown> } | ArgumentProblem;
 

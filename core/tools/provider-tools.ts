@@ -2,11 +2,60 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogSnapshot, CompiledTool, ProviderEntry } from '../catalog/types.js';
 import { ReapprovalNeededError, TemporaryRefreshError, type OAuthFlows } from '../connections/oauth.js';
 import type { ConnectionService } from '../connections/service.js';
-import type { Executor, ProviderAccess } from './executor.js';
+import { OutboundError } from '../upstream/outbound.js';
+import {
+  pluginResponse,
+  ProviderSetupError,
+  type ProviderAccess,
+  type ProviderClient,
+} from '../upstream/provider-client.js';
+import { buildRequest } from '../upstream/request.js';
+import { outboundErrorResult, responseResult } from './result.js';
 import { textResult } from './types.js';
 import type { Caller, Scope } from '../domain.js';
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
+
+/**
+ * Runs one provider tool with the given access: a plugin tool by its handler; a compiled tool by
+ * building its request from the plan and arguments, sending it through the provider client, and
+ * shaping the answer (the plugin's shaping first, when it has one). Provider failures are results
+ * with `isError`, never exceptions (STYLE.md, Practices 5).
+ */
+export async function runTool(
+  client: ProviderClient,
+  provider: ProviderEntry,
+  tool: CompiledTool,
+  args: Record<string, unknown>,
+  access: ProviderAccess,
+  signal?: AbortSignal,
+): Promise<CallToolResult> {
+  try {
+    if (!tool.request) {
+      const result = await client.runPluginTool(provider, tool.name, args, access, signal);
+      return (
+        result ??
+        textResult(`${tool.name} has no implementation loaded; report it with report_problem.`, true)
+      );
+    }
+    const built = buildRequest(tool.request, args, client.baseUrl(provider, tool.request.server, access));
+    if (!built.ok) return textResult(`Cannot call ${tool.name}: ${built.message}.`, true);
+    const plugin = client.pluginOf(provider);
+    const response = await client.transmit(provider, built.request, access, { signal, plugin });
+    const shaped = plugin?.shapeResponse
+      ? await plugin.shapeResponse(
+          pluginResponse(response),
+          tool,
+          client.pluginContext(provider, plugin, access, signal),
+        )
+      : undefined;
+    return shaped ?? responseResult(tool, response, { secrets: Object.values(access.credentials) });
+  } catch (error) {
+    if (error instanceof OutboundError) return outboundErrorResult(tool, error);
+    if (error instanceof ProviderSetupError) return textResult(error.message, true);
+    throw error;
+  }
+}
 
 /** Which providers' tools a scope sees: its connected ones (in any state) and `none`-auth ones. */
 export async function visibleProviders(
@@ -38,7 +87,11 @@ async function reapproval(oauth: OAuthFlows, scope: Scope, provider: ProviderEnt
  * that must be re-approved, the result says what to do instead of calling the provider. OAuth2
  * tokens are refreshed before they expire, and once more after a provider's 401.
  */
-export function providerToolRunner(connections: ConnectionService, executor: Executor, oauth: OAuthFlows) {
+export function providerToolRunner(
+  connections: ConnectionService,
+  client: ProviderClient,
+  oauth: OAuthFlows,
+) {
   return async (
     caller: Caller,
     provider: ProviderEntry,
@@ -46,7 +99,7 @@ export function providerToolRunner(connections: ConnectionService, executor: Exe
     args: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<CallToolResult> => {
-    if (provider.auth.kind === 'none') return executor.run(provider, tool, args, NO_ACCESS, signal);
+    if (provider.auth.kind === 'none') return runTool(client, provider, tool, args, NO_ACCESS, signal);
     let found: Awaited<ReturnType<ConnectionService['access']>>;
     try {
       found = await connections.access(caller.scope, provider.id);
@@ -69,7 +122,7 @@ export function providerToolRunner(connections: ConnectionService, executor: Exe
         provider.auth.kind === 'oauth2'
           ? await oauth.fresh(caller.scope, provider, found.record, found.access)
           : found.access;
-      return await executor.run(provider, tool, args, access, signal);
+      return await runTool(client, provider, tool, args, access, signal);
     } catch (error) {
       if (error instanceof ReapprovalNeededError) return reapproval(oauth, caller.scope, provider);
       if (error instanceof TemporaryRefreshError) {

@@ -1,5 +1,5 @@
-import type { OutboundClient } from '../connections/outbound.js';
 import type { ReportSink } from './system.js';
+import type { OutboundClient } from '../upstream/outbound.js';
 
 /** POSTs a JSON document to an operator's webhook; a non-2xx answer is an error for the caller to log. */
 export async function postJson(

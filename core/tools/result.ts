@@ -9,10 +9,19 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CompiledTool } from '../catalog/types.js';
 import {
   OutboundBlockedError,
-  OutboundTimeoutError,
   type OutboundError,
   type OutboundResponse,
-} from '../connections/outbound.js';
+  OutboundTimeoutError,
+} from '../upstream/outbound.js';
+import {
+  decode,
+  headerValue,
+  isRecord,
+  parseJson,
+  providerMessage,
+  redact,
+  retryAfterSeconds,
+} from '../upstream/response.js';
 
 /** What result shaping needs of a tool (provider tools and plugin tools alike). */
 export type ResultTool = Pick<CompiledTool, 'provider' | 'inputSchema' | 'outputSchema'>;
@@ -43,11 +52,8 @@ const PAGING_ARGUMENTS = [
   'max_results',
   'maxResults',
 ];
-const PROVIDER_MESSAGE_MAX = 300;
 const GOOGLE_RATE_LIMIT =
   /"(?:reason|status)"\s*:\s*"(?:rateLimitExceeded|userRateLimitExceeded|RESOURCE_EXHAUSTED)"/;
-// Credentials shorter than this are not searched for: blanking "1234" would garble unrelated text.
-const SECRET_MIN_LENGTH = 6;
 
 /** Shapes a response that arrived (any status) into a tool result. */
 export function responseResult(
@@ -158,88 +164,6 @@ function providerErrorResult(
   return failure(lines.join('\n'));
 }
 
-// The provider's own explanation, from the error shapes APIs commonly use, short and redacted.
-/** The provider's own explanation of a failed response, from the error shapes APIs commonly use. */
-export function providerMessage(response: OutboundResponse, secrets: readonly string[]): string | undefined {
-  const contentType = headerValue(response.headers, 'content-type') ?? '';
-  const body = redact(decode(response.body, contentType), secrets).trim();
-  if (body === '') return undefined;
-  const json = parseJson(body, contentType);
-  let message: string | undefined;
-  if (json !== undefined) message = messageFromJson(json.value);
-  else if (/html/i.test(contentType) || body.startsWith('<'))
-    message = /<title[^>]*>([^<]*)<\/title>/i.exec(body)?.[1];
-  else message = body;
-  if (message === undefined) return undefined;
-  const short = clip(message.replace(/\s+/g, ' ').trim(), PROVIDER_MESSAGE_MAX);
-  return short === '' ? undefined : short;
-}
-
-function messageFromJson(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (!isRecord(value)) return undefined;
-  const { error, errors } = value;
-  const code = typeof error === 'string' ? error : undefined;
-  const description = stringField(value, 'error_description');
-  const main =
-    // OAuth-style `{error: "invalid_token", error_description: "..."}`: both halves say something.
-    (code !== undefined && description !== undefined ? `${code}: ${description}` : undefined) ??
-    stringField(value, 'message') ??
-    (isRecord(error) ? stringField(error, 'message') : undefined) ??
-    code ??
-    description ??
-    stringField(value, 'detail') ??
-    stringField(value, 'title');
-  // Lists of details: `errors: [{message}]`, Jira's `errorMessages: [...]` and `errors: {field: text}`.
-  const listed: unknown[] = [
-    ...(Array.isArray(errors) ? (errors as unknown[]) : []),
-    ...(Array.isArray(value.errorMessages) ? (value.errorMessages as unknown[]) : []),
-    ...(isRecord(errors)
-      ? Object.entries(errors).map(([field, text]) =>
-          typeof text === 'string' ? `${field}: ${text}` : undefined,
-        )
-      : []),
-  ];
-  const details = listed
-    .slice(0, 3)
-    .map((item) =>
-      typeof item === 'string'
-        ? item
-        : isRecord(item)
-          ? (stringField(item, 'message') ??
-            stringField(item, 'detail') ??
-            // GitHub's validation errors: {resource, field, code} without a message.
-            (stringField(item, 'field') !== undefined && stringField(item, 'code') !== undefined
-              ? `${stringField(item, 'field')!}: ${stringField(item, 'code')!}`
-              : undefined))
-          : undefined,
-    )
-    .filter((item): item is string => item !== undefined && item !== main);
-  if (main === undefined) return details.length > 0 ? details.join('; ') : undefined;
-  return details.length > 0 ? `${main} (${details.join('; ')})` : main;
-}
-
-function stringField(record: Record<string, unknown>, name: string): string | undefined {
-  const value = record[name];
-  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
-}
-
-// Seconds to wait, from `Retry-After` (delta seconds or an HTTP-date), else from the rate-limit
-// reset headers GitHub and others send (epoch seconds or delta seconds).
-function retryAfterSeconds(headers: OutboundResponse['headers']): number | undefined {
-  const retryAfter = headerValue(headers, 'retry-after')?.trim();
-  if (retryAfter !== undefined && retryAfter !== '') {
-    if (/^\d+$/.test(retryAfter)) return Number(retryAfter);
-    const at = Date.parse(retryAfter);
-    if (!Number.isNaN(at)) return Math.max(0, Math.ceil((at - Date.now()) / 1000));
-  }
-  const reset = headerValue(headers, 'x-ratelimit-reset') ?? headerValue(headers, 'ratelimit-reset');
-  if (reset === undefined || !/^\d+$/.test(reset.trim())) return undefined;
-  const value = Number(reset);
-  // A value past 2001 in epoch seconds is a moment, not a delay.
-  return value > 1_000_000_000 ? Math.max(0, value - Math.floor(Date.now() / 1000)) : value;
-}
-
 function truncationNote(tool: ResultTool, cut: number, total: number, budget: number): string {
   const properties = isRecord(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
   const paging = PAGING_ARGUMENTS.filter((name) => name in properties);
@@ -280,17 +204,6 @@ function formatJson(value: unknown, indent = ''): string {
   return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${close}`;
 }
 
-function parseJson(body: string, contentType: string): { value: unknown } | undefined {
-  const declared = /^[^;]*[/+]json\s*(;|$)/i.test(contentType);
-  // Without a content type, a body that looks like JSON is tried as JSON.
-  if (!declared && !(contentType === '' && /^\s*[[{]/.test(body))) return undefined;
-  try {
-    return { value: JSON.parse(body) as unknown };
-  } catch {
-    return undefined;
-  }
-}
-
 function isTextual(contentType: string): boolean {
   return (
     contentType === '' ||
@@ -299,39 +212,8 @@ function isTextual(contentType: string): boolean {
   );
 }
 
-function decode(body: Buffer, contentType: string): string {
-  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1];
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    try {
-      return new TextDecoder(charset).decode(body);
-    } catch {
-      // An unknown charset label: UTF-8 is the best guess for an API.
-    }
-  }
-  return body.toString('utf8');
-}
-
-function headerValue(headers: OutboundResponse['headers'], name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function redact(value: string, secrets: readonly string[]): string {
-  return secrets
-    .filter((secret) => secret.length >= SECRET_MIN_LENGTH)
-    .reduce((result, secret) => result.split(secret).join('[redacted]'), value);
-}
-
-function clip(value: string, max: number): string {
-  return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
-}
-
 function bytes(count: number): string {
   return `${count.toLocaleString('en-US')} ${count === 1 ? 'byte' : 'bytes'}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function text(message: string): CallToolResult {

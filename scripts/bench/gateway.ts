@@ -91,7 +91,7 @@ async function main(): Promise<void> {
           };
         }
         case 'sessions':
-          return gateway.sessions.size;
+          return gateway.coordination.sessions.count();
         case 'profile-start':
           return profileStart();
         case 'profile-stop':

@@ -40,7 +40,7 @@ beforeAll(async () => {
     notified++;
     changes.emit('notified');
   });
-  await until(tg.gateway.hub, 'change', () => tg.gateway.hub.size === 1);
+  await until(tg.gateway.mcp.hub, 'change', () => tg.gateway.mcp.hub.size === 1);
   browser = await openBrowser();
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogReport } from '../../catalog/index.js';
-import type { ProviderState } from '../admin-operations.js';
+import type { ProviderState } from '../../admin/operations.js';
 import { html, type Html } from '../html.js';
 import {
   badge,

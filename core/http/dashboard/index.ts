@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { Store } from '../../store/types.js';
-import type { AdminOperations } from '../admin-operations.js';
+import type { AdminOperations } from '../../admin/operations.js';
 import { html, page } from '../html.js';
 import { catalogRoutes } from './catalog.js';
 import { connectionsRoutes } from './connections.js';

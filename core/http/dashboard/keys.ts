@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { keyHint } from '../../auth/keys.js';
-import type { CreatedKey, KeyTestResult } from '../admin-operations.js';
+import type { CreatedKey, KeyTestResult } from '../../admin/operations.js';
 import { html, type Html } from '../html.js';
 import {
   attempt,

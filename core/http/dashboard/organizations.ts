@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppOwner, OAuthAppInput, OAuthAppSlot } from '../admin-operations.js';
+import type { AppOwner, OAuthAppInput, OAuthAppSlot } from '../../admin/operations.js';
 import { accentRule, html, type Html } from '../html.js';
 import { consentStart } from '../oauth-pages.js';
 import {

@@ -1,5 +1,5 @@
 import type { Store } from '../../store/types.js';
-import { verifyPassword } from './password.js';
+import { verifyPassword } from '../../admin/password.js';
 
 // Failed sign-ins from one address within the window before it must wait.
 const FAILURES_PER_SOURCE = 5;

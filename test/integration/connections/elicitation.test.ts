@@ -34,7 +34,7 @@ describe('URL-mode elicitation', () => {
         requestInit: { headers: { 'X-API-Key': key } },
       }),
     );
-    await until(tg.gateway.hub, 'change', () => tg.gateway.hub.size === 1);
+    await until(tg.gateway.mcp.hub, 'change', () => tg.gateway.mcp.hub.size === 1);
     const result = await client.callTool({ name: 'connect_provider', arguments: { provider: 'petshop' } });
     const text = (result.content as { text: string }[])[0]!.text;
     const params = await offered;

@@ -7,13 +7,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OutboundNetworkError } from '../../../core/upstream/outbound.js';
 import {
   OutboundBlockedError,
   OutboundClient,
-  OutboundNetworkError,
-  OutboundTimeoutError,
   type OutboundOptions,
-} from '../../../core/connections/outbound.js';
+  OutboundTimeoutError,
+} from '../../../core/upstream/outbound.js';
 
 interface Received {
   method: string;

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,7 +89,9 @@ describe('the refresh scheduler', () => {
       config: loadConfig(env({ TOOLGATE_REFRESH_MARGIN_MS: '300000' })),
     });
     try {
-      const refreshed = once(second.connections, 'refreshed');
+      const refreshed = new Promise<void>((resolve) =>
+        second.coordination.bus.subscribe('connection.refreshed', () => resolve()),
+      );
       await second.listen();
       const request: Received = await tokenEndpoint.next();
       expect(request.method).toBe('POST');

@@ -74,17 +74,17 @@ describe('tools/list_changed notifications', () => {
         }
       }
       // Every client holds its event stream open before anything is sent.
-      await until(tg.gateway.hub, 'change', () => tg.gateway.hub.size >= clients.length);
+      await until(tg.gateway.mcp.hub, 'change', () => tg.gateway.mcp.hub.size >= clients.length);
 
       const orgA = scopes.filter((_, i) => i % 2 === 0);
       const orgB = scopes.filter((_, i) => i % 2 === 1);
       const gotAll = (org: string, count: number) => () =>
         [...received].filter(([label]) => label.endsWith(org)).every(([, n]) => n === count);
 
-      for (const scope of orgA) tg.gateway.notifyToolsChanged(scope);
+      for (const scope of orgA) tg.gateway.mcp.toolsChanged(scope);
       await until(arrivals, 'notification', gotAll('org-a', 1));
       // Then org-b's own notification: had org-a's leaked there, it would have arrived first.
-      for (const scope of orgB) tg.gateway.notifyToolsChanged(scope);
+      for (const scope of orgB) tg.gateway.mcp.toolsChanged(scope);
       await until(arrivals, 'notification', gotAll('org-b', 1));
       expect(Object.fromEntries(received)).toEqual(
         Object.fromEntries([...received.keys()].map((k) => [k, 1])),

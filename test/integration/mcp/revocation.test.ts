@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => tg.close());
 
 function streamsOf(keyId: string): number {
-  return tg.gateway.hub.countWhere((s) => s.keyId === keyId);
+  return tg.gateway.mcp.hub.countWhere((s) => s.keyId === keyId);
 }
 
 describe('revoking a key', () => {
@@ -20,7 +20,7 @@ describe('revoking a key', () => {
       GENERATIONS.map((g) => connect(g, tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key })),
     );
     for (const client of clients) await client.watchToolsChanged(() => {});
-    await until(tg.gateway.hub, 'change', () => streamsOf(id) === GENERATIONS.length);
+    await until(tg.gateway.mcp.hub, 'change', () => streamsOf(id) === GENERATIONS.length);
     for (const client of clients) expect(await client.listToolNames()).toContain('report_problem');
 
     const revoke = await runToolgate(['keys', 'revoke', id], { TOOLGATE_DATA_DIR: tg.dataDir });
@@ -28,7 +28,7 @@ describe('revoking a key', () => {
     expect(revoke.stdout).toContain(`Revoked ${id}`);
 
     // The server notices the other process's revocation and closes every stream of the key...
-    await until(tg.gateway.hub, 'change', () => streamsOf(id) === 0);
+    await until(tg.gateway.mcp.hub, 'change', () => streamsOf(id) === 0);
     // ...and every generation's next request is refused.
     for (const client of clients)
       await expect(client.listToolNames()).rejects.toThrow(/401|revoked|Unauthorized/i);
@@ -38,7 +38,7 @@ describe('revoking a key', () => {
   it("keeps the client's other keys working", async () => {
     const first = await tg.key('client', 'keeper');
     const second = await tg.key('client', 'keeper');
-    await tg.gateway.revokeKey(first.id);
+    await tg.gateway.keys.revoke(first.id);
     const client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': second.key });
     expect(await client.listToolNames()).toContain('list_providers');
     await client.close();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkFields } from '../../../core/connections/validate.js';
 import { PluginRegistry } from '../../../core/plugins/registry.js';
-import { Executor } from '../../../core/tools/executor.js';
+import { ProviderClient } from '../../../core/upstream/provider-client.js';
 import type { Received } from '../../helpers/receiver.js';
 import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
@@ -129,13 +129,13 @@ describe('Jira over /mcp/ with a seeded OAuth connection', () => {
   it("puts the connection's cloud id into the API gateway URL, and accepts only a UUID", () => {
     const provider = jiraApi.tg.gateway.catalog.current.providers.get('jira')!;
     // Without the test's base-URL override, as in production.
-    const executor = new Executor({
+    const client = new ProviderClient({
       outbound: jiraApi.tg.gateway.outbound,
       plugins: new PluginRegistry(),
       config: { ...jiraApi.tg.gateway.config, env: {} },
       log: jiraApi.tg.gateway.app.log,
     });
-    expect(executor.baseUrl(provider, undefined, { credentials: {}, fields: { cloud_id: CLOUD_ID } })).toBe(
+    expect(client.baseUrl(provider, undefined, { credentials: {}, fields: { cloud_id: CLOUD_ID } })).toBe(
       `https://api.atlassian.com${BASE_PATH}`,
     );
     expect(checkFields(provider, { cloud_id: CLOUD_ID })).toEqual({

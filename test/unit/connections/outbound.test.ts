@@ -1,12 +1,12 @@
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { specialPurposeRange } from '../../../core/upstream/outbound.js';
 import {
   OutboundBlockedError,
   OutboundClient,
-  specialPurposeRange,
   type OutboundOptions,
-} from '../../../core/connections/outbound.js';
+} from '../../../core/upstream/outbound.js';
 
 describe('specialPurposeRange', () => {
   it.each([

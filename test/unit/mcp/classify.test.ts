@@ -1,6 +1,6 @@
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { plainLegacyRoute } from '../../../core/mcp/modern.js';
+import { plainLegacyRoute } from '../../../core/mcp/classify.js';
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',

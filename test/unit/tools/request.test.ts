@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ParameterBinding, RequestPlan } from '../../../core/catalog/types.js';
-import { buildRequest, type UpstreamRequest } from '../../../core/tools/request.js';
+import { buildRequest, type UpstreamRequest } from '../../../core/upstream/request.js';
 
 const BASE = 'https://api.example.com';
 

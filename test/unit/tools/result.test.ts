@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OutboundNetworkError } from '../../../core/upstream/outbound.js';
+import { outboundErrorResult, responseResult, type ResultTool } from '../../../core/tools/result.js';
 import {
   OutboundBlockedError,
-  OutboundNetworkError,
-  OutboundTimeoutError,
   type OutboundResponse,
-} from '../../../core/connections/outbound.js';
-import { outboundErrorResult, responseResult, type ResultTool } from '../../../core/tools/result.js';
+  OutboundTimeoutError,
+} from '../../../core/upstream/outbound.js';
 
 const tool: ResultTool = { provider: 'github', inputSchema: { type: 'object', properties: { owner: {} } } };
 const paged: ResultTool = {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../../../core/http/dashboard/password.js';
+import { hashPassword, verifyPassword } from '../../../../core/admin/password.js';
 import { SignInThrottle } from '../../../../core/http/dashboard/throttle.js';
 import { SqliteStore } from '../../../../core/store/sqlite/index.js';
 

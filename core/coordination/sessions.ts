@@ -27,6 +27,8 @@ export interface SessionStore {
   delete(id: string): Promise<void>;
   /** Ids of sessions idle since before `before` (ms), for expiry. */
   idleSince(before: number): Promise<string[]>;
+  /** How many sessions are stored (operators, the benchmark). */
+  count(): Promise<number>;
 }
 
 /** Session ids: 128 random bits, visible ASCII as the spec asks. */
@@ -38,8 +40,8 @@ export function newSessionId(): string {
 export class MemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, SessionRecord>();
 
-  get size(): number {
-    return this.sessions.size;
+  count(): Promise<number> {
+    return Promise.resolve(this.sessions.size);
   }
 
   create(record: SessionRecord): Promise<void> {

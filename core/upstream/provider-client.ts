@@ -1,8 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
-import type { CompiledTool, ProviderEntry } from '../catalog/types.js';
+import type { ProviderEntry } from '../catalog/types.js';
 import { providerSetting, type Config } from '../config.js';
-import { OutboundError, type OutboundClient, type OutboundResponse } from '../connections/outbound.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type {
   PluginContext,
@@ -10,9 +9,8 @@ import type {
   PluginHttpResponse,
   ProviderPlugin,
 } from '../plugins/types.js';
-import { buildRequest, type UpstreamRequest } from './request.js';
-import { outboundErrorResult, responseResult } from './result.js';
-import { textResult } from './types.js';
+import type { OutboundClient, OutboundResponse } from './outbound.js';
+import { rawRequest, type ProviderRequest, type UpstreamRequest } from './request.js';
 
 /** What a call may use of a connection: its secrets and its non-secret fields. */
 export interface ProviderAccess {
@@ -25,14 +23,6 @@ export interface ProviderAccess {
   renew?: () => Promise<ProviderAccess>;
 }
 
-/**
- * A raw request to a provider (credential checks, identity, plugins), relative to its base URL:
- * what a plugin may send, plus which of the manifest's named servers to use.
- */
-export interface ProviderRequest extends PluginHttpRequest {
-  server?: string;
-}
-
 /** A provider that cannot be called as configured (no base URL, a field missing): the operator's or user's to fix. */
 export class ProviderSetupError extends Error {
   override name = 'ProviderSetupError';
@@ -42,7 +32,7 @@ export class ProviderSetupError extends Error {
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 const TEMPLATE = /\$\{([a-zA-Z0-9_]+)\}/g;
 
-export interface ExecutorDeps {
+export interface ProviderClientDeps {
   outbound: OutboundClient;
   plugins: PluginRegistry;
   config: Config;
@@ -50,12 +40,13 @@ export interface ExecutorDeps {
 }
 
 /**
- * Runs provider tools: builds the request from the tool's plan and arguments, resolves the base URL
- * (configuration override, connection fields, or a webhook's own URL), injects credentials and
- * static headers as the manifest says, sends it through the one outbound client, and shapes the
- * answer. Plugins are called at their hooks with a narrow context.
+ * Talks to a provider on behalf of a connection: resolves the base URL (configuration override,
+ * connection fields, or a webhook's own URL), injects credentials and static headers as the
+ * manifest says, runs the plugin's request hook, and sends through the one outbound client. A 401
+ * with renewable access (an OAuth2 token) is sent once more with the renewed credentials. Plugins
+ * get a narrow context whose HTTP client is this one, bound to their provider.
  */
-export class Executor {
+export class ProviderClient {
   /**
    * TOOLGATE_PROVIDER_<ID>[_<SERVER>]_BASE_URL by provider and setting. The environment is read
    * once per name, as every other setting is (config.ts): a process.env lookup costs microseconds,
@@ -63,92 +54,45 @@ export class Executor {
    */
   private readonly overrides = new Map<string, string | undefined>();
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  constructor(private readonly deps: ProviderClientDeps) {}
 
-  async run(
+  /** The code plugin of a provider, when it has one and it is registered. */
+  pluginOf(provider: ProviderEntry): ProviderPlugin | undefined {
+    return provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
+  }
+
+  /** Runs a plugin tool's handler; undefined when no plugin implements a tool of that name. */
+  async runPluginTool(
     provider: ProviderEntry,
-    tool: CompiledTool,
+    name: string,
     args: Record<string, unknown>,
     access: ProviderAccess,
     signal?: AbortSignal,
-  ): Promise<CallToolResult> {
-    const plugin = provider.plugin !== undefined ? this.deps.plugins.get(provider.plugin) : undefined;
-    const secrets = Object.values(access.credentials);
-    try {
-      if (!tool.request) {
-        const handler = plugin?.tools?.find((t) => t.name === tool.name);
-        if (!handler)
-          return textResult(
-            `${tool.name} has no implementation loaded; report it with report_problem.`,
-            true,
-          );
-        return await handler.handler(args, this.pluginContext(provider, plugin, access, signal));
-      }
-      const built = buildRequest(tool.request, args, this.baseUrl(provider, tool.request.server, access));
-      if (!built.ok) return textResult(`Cannot call ${tool.name}: ${built.message}.`, true);
-      const response = await this.transmit(provider, built.request, access, { signal, plugin });
-      const shaped = plugin?.shapeResponse
-        ? await plugin.shapeResponse(
-            pluginResponse(response),
-            tool,
-            this.pluginContext(provider, plugin, access, signal),
-          )
-        : undefined;
-      return shaped ?? responseResult(tool, response, { secrets });
-    } catch (error) {
-      if (error instanceof OutboundError) return outboundErrorResult(tool, error);
-      if (error instanceof ProviderSetupError) return textResult(error.message, true);
-      throw error;
-    }
+  ): Promise<CallToolResult | undefined> {
+    const plugin = this.pluginOf(provider);
+    const handler = plugin?.tools?.find((t) => t.name === name);
+    return handler?.handler(args, this.pluginContext(provider, plugin, access, signal));
   }
 
   /** Sends one request to the provider with the connection's auth (no tool involved). */
-  async send(
+  send(
     provider: ProviderEntry,
     access: ProviderAccess,
     request: ProviderRequest,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
-    let url: string;
-    if (request.url !== undefined) {
-      url = request.url;
-    } else {
-      const base = this.baseUrl(provider, request.server, access);
-      url = request.path === '' ? base : `${base.replace(/\/+$/, '')}/${request.path.replace(/^\/+/, '')}`;
-    }
-    const query = Object.entries(request.query ?? {}).filter(
-      (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
-    );
-    if (query.length > 0)
-      url +=
-        (url.includes('?') ? '&' : '?') +
-        query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
-    const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
-    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
-    let body: string | undefined;
-    if (request.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(request.json);
-    } else if (request.form !== undefined) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(request.form).toString();
-    }
-    return this.transmit(
-      provider,
-      { method: request.method, url, headers, ...(body !== undefined ? { body } : {}) },
-      access,
-      {
-        signal,
-        timeoutMs: request.timeoutMs,
-      },
-    );
+    const base = request.url !== undefined ? undefined : this.baseUrl(provider, request.server, access);
+    return this.transmit(provider, rawRequest(request, base), access, {
+      signal,
+      timeoutMs: request.timeoutMs,
+    });
   }
 
   /**
    * Authorizes and sends a request; when the provider answers 401 and the access can be renewed
    * (an OAuth2 token), sends it once more with the renewed credentials.
    */
-  private async transmit(
+  async transmit(
     provider: ProviderEntry,
     unsigned: UpstreamRequest,
     access: ProviderAccess,
@@ -290,7 +234,7 @@ export class Executor {
 }
 
 /** The plugin's view of a response: one string per header, the body as text and parsed JSON. */
-function pluginResponse(response: OutboundResponse): PluginHttpResponse {
+export function pluginResponse(response: OutboundResponse): PluginHttpResponse {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers))
     headers[name] = Array.isArray(value) ? value.join(', ') : value;

@@ -1,7 +1,16 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
-import { isRequest } from './dispatch.js';
-import { answer, isInitialize, messagesOf, ownedSession, type LegacyDeps } from './legacy-common.js';
+import type { FastifyReply } from 'fastify';
+import { GatewayError } from '../../errors.js';
+import { header } from '../classify.js';
+import { isRequest } from '../dispatch.js';
+import {
+  answer,
+  attachWriter,
+  isInitialize,
+  messagesOf,
+  newSession,
+  ownedSession,
+  type LegacyDeps,
+} from './legacy-common.js';
 import {
   encodeResult,
   INSTRUCTIONS,
@@ -9,10 +18,9 @@ import {
   rpcText,
   SERVER_CAPABILITIES,
   SERVER_INFO,
-} from './protocol.js';
-import { newSessionId } from './sessions.js';
-import { SseWriter, type StreamHub } from './streams.js';
-import type { Caller } from '../domain.js';
+} from '../protocol.js';
+import { SseWriter, type StreamHub } from '../streams.js';
+import type { McpExchange, Transport } from './transport.js';
 
 export interface LegacySseDeps extends LegacyDeps {
   hub: StreamHub;
@@ -25,37 +33,28 @@ export interface LegacySseDeps extends LegacyDeps {
  * opens the stream and its `endpoint` event names where to POST; each POSTed message is accepted
  * with 202 and answered on the stream. The v2 SDK has no SSE server transport, hence ours.
  */
-export class LegacySseLeg {
+export class LegacySseTransport implements Transport {
+  readonly generation = '2024 SSE';
   private readonly writers = new Map<string, SseWriter>();
 
   constructor(private readonly deps: LegacySseDeps) {}
 
-  async open(reply: FastifyReply, caller: Caller): Promise<void> {
-    const id = newSessionId();
-    await this.deps.sessions.create({
-      id,
-      transport: 'sse',
-      clientId: caller.clientId,
-      scope: caller.scope,
-      scopeKey: caller.scopeKey,
-      protocolVersion: undefined,
-      elicitUrl: false,
-      lastSeenAt: Date.now(),
-    });
+  /** A GET asking for an event stream without a session id opens one; POSTs to /mcp/messages. */
+  accepts(exchange: McpExchange): boolean {
+    if (exchange.path === 'messages') return exchange.method === 'POST';
+    return (
+      exchange.method === 'GET' &&
+      header(exchange.request, 'mcp-session-id') === undefined &&
+      (exchange.request.headers.accept ?? '').includes('text/event-stream')
+    );
+  }
+
+  async get({ reply, caller }: McpExchange): Promise<void> {
+    const id = await newSession(this.deps, caller, 'sse', undefined, false);
     void reply.hijack();
     const writer = new SseWriter(reply.raw, {});
     this.writers.set(id, writer);
-    const unregister = this.deps.hub.add({
-      keyId: caller.keyId,
-      scope: caller.scope,
-      scopeKey: caller.scopeKey,
-      sessionId: id,
-      send: (json) => writer.send(json),
-      keepAlive: () => writer.write(': keep-alive\n\n'),
-      close: () => writer.close(),
-    });
-    writer.onClose(() => {
-      unregister();
+    attachWriter(this.deps.hub, caller, id, writer, () => {
       this.writers.delete(id);
       void this.deps.sessions.delete(id);
     });
@@ -67,12 +66,13 @@ export class LegacySseLeg {
     writer.write(`event: endpoint\ndata: ${this.deps.basePath}/mcp/messages?${query.toString()}\n\n`);
   }
 
-  async post(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    caller: Caller,
-    sessionId: string,
-  ): Promise<FastifyReply> {
+  async post({ request, reply, caller }: McpExchange): Promise<FastifyReply> {
+    const sessionId = (request.query as Record<string, unknown>).sessionId;
+    if (typeof sessionId !== 'string')
+      throw new GatewayError(
+        'TG_ERR_SESSION_REQUIRED',
+        'POST /mcp/messages needs the sessionId the SSE endpoint event gave.',
+      );
     const session = await ownedSession(this.deps, sessionId, caller, 'sse');
     const writer = this.writers.get(session.id);
     if (!writer) throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');

@@ -1,9 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
-import type { CallContext } from '../tools/types.js';
-import { isRequest, type RpcRequest } from './dispatch.js';
-import { answer, header, isInitialize, messagesOf, ownedSession, type LegacyDeps } from './legacy-common.js';
+import { GatewayError } from '../../errors.js';
+import type { CallContext } from '../../tools/types.js';
+import { isRequest, type RpcRequest } from '../dispatch.js';
+import type { Caller } from '../../domain.js';
+import { header } from '../classify.js';
+import {
+  answer,
+  attachWriter,
+  isInitialize,
+  messagesOf,
+  newSession,
+  ownedSession,
+  type LegacyDeps,
+} from './legacy-common.js';
+import type { McpExchange, Transport } from './transport.js';
 import {
   encodeResult,
   INSTRUCTIONS,
@@ -14,10 +25,8 @@ import {
   SERVER_CAPABILITIES,
   SERVER_INFO,
   sseMessage,
-} from './protocol.js';
-import { newSessionId } from './sessions.js';
-import { SseWriter, type StreamHub } from './streams.js';
-import type { Caller } from '../domain.js';
+} from '../protocol.js';
+import { SseWriter, type StreamHub } from '../streams.js';
 
 export interface StreamableDeps extends LegacyDeps {
   hub: StreamHub;
@@ -41,13 +50,21 @@ function acceptsJson(request: FastifyRequest): boolean {
  * opens the session's notification stream, DELETE ends the session. The SDK's own 2025 leg is
  * stateless, so this one is ours (issue 2); requests are answered on the lean path (dispatch.ts).
  */
-export class StreamableLeg {
+export class StreamableTransport implements Transport {
+  readonly generation = '2025 sessions';
   /** Session id -> its open GET stream (process-local; the session record may live elsewhere). */
   private readonly getStreams = new Map<string, SseWriter>();
 
   constructor(private readonly deps: StreamableDeps) {}
 
-  async post(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply> {
+  /** POSTs without a 2026-07-28 envelope; GET and DELETE that name a session. */
+  accepts(exchange: McpExchange): boolean {
+    if (exchange.path !== 'endpoint') return false;
+    if (exchange.method === 'POST') return exchange.route().kind === 'legacy';
+    return header(exchange.request, 'mcp-session-id') !== undefined;
+  }
+
+  async post({ request, reply, caller }: McpExchange): Promise<FastifyReply> {
     const version = header(request, 'mcp-protocol-version');
     if (version !== undefined && !(LEGACY_VERSIONS as readonly string[]).includes(version)) {
       throw new GatewayError(
@@ -91,17 +108,13 @@ export class StreamableLeg {
     message: RpcRequest,
   ): Promise<FastifyReply> {
     const protocolVersion = negotiateLegacyVersion(message.params?.protocolVersion);
-    const id = newSessionId();
-    await this.deps.sessions.create({
-      id,
-      transport: 'streamable',
-      clientId: caller.clientId,
-      scope: caller.scope,
-      scopeKey: caller.scopeKey,
+    const id = await newSession(
+      this.deps,
+      caller,
+      'streamable',
       protocolVersion,
-      elicitUrl: protocolVersion >= '2025-11-25' && declaresUrlElicitation(message.params?.capabilities),
-      lastSeenAt: Date.now(),
-    });
+      protocolVersion >= '2025-11-25' && declaresUrlElicitation(message.params?.capabilities),
+    );
     const result = JSON.stringify({
       protocolVersion,
       capabilities: SERVER_CAPABILITIES,
@@ -139,13 +152,8 @@ export class StreamableLeg {
   }
 
   /** GET with a session id: the stream on which this session receives notifications. */
-  async openStream(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    caller: Caller,
-    sessionId: string,
-  ): Promise<void> {
-    const session = await ownedSession(this.deps, sessionId, caller, 'streamable');
+  async get({ request, reply, caller }: McpExchange): Promise<void> {
+    const session = await ownedSession(this.deps, header(request, 'mcp-session-id')!, caller, 'streamable');
     if (!(header(request, 'accept') ?? '').includes('text/event-stream')) {
       throw new GatewayError(
         'TG_ERR_NOT_ACCEPTABLE',
@@ -156,24 +164,14 @@ export class StreamableLeg {
     void reply.hijack();
     const writer = new SseWriter(reply.raw, { 'mcp-session-id': session.id });
     this.getStreams.set(session.id, writer);
-    const unregister = this.deps.hub.add({
-      keyId: caller.keyId,
-      scope: caller.scope,
-      scopeKey: caller.scopeKey,
-      sessionId: session.id,
-      send: (json) => writer.send(json),
-      keepAlive: () => writer.write(': keep-alive\n\n'),
-      close: () => writer.close(),
-    });
-    writer.onClose(() => {
-      unregister();
+    attachWriter(this.deps.hub, caller, session.id, writer, () => {
       if (this.getStreams.get(session.id) === writer) this.getStreams.delete(session.id);
     });
   }
 
   /** DELETE with a session id: ends the session and closes its stream. */
-  async end(reply: FastifyReply, caller: Caller, sessionId: string): Promise<FastifyReply> {
-    const session = await ownedSession(this.deps, sessionId, caller, 'streamable');
+  async delete({ request, reply, caller }: McpExchange): Promise<FastifyReply> {
+    const session = await ownedSession(this.deps, header(request, 'mcp-session-id')!, caller, 'streamable');
     await this.deps.sessions.delete(session.id);
     this.getStreams.get(session.id)?.close();
     return reply.code(200).send();

@@ -5,7 +5,7 @@
  * reserved character inside a value is encoded and only the delimiters we add stay literal.
  */
 import type { ParameterBinding, RequestPlan } from '../catalog/types.js';
-import type { ArgumentProblem } from './args.js';
+import type { PluginHttpRequest } from '../plugins/types.js';
 
 /** What the outbound client sends, before the executor injects credentials and static headers. */
 export interface UpstreamRequest {
@@ -14,6 +14,14 @@ export interface UpstreamRequest {
   /** Lower-case names. */
   headers: Record<string, string>;
   body?: string;
+}
+
+/** Why arguments cannot be used: which field (`owner`, `filter.state`, `labels[0]`) and what is wrong. */
+export interface ArgumentProblem {
+  ok: false;
+  /** Path of the offending argument; `''` for the arguments object itself. */
+  field: string;
+  message: string;
 }
 
 export type BuiltRequest = { ok: true; request: UpstreamRequest } | ArgumentProblem;
@@ -209,4 +217,45 @@ function joinUrl(baseUrl: string, path: string, query: readonly string[]): strin
   url.search = search;
   url.hash = '';
   return url.href;
+}
+
+/**
+ * A raw request to a provider (credential checks, identity, plugins), relative to its base URL:
+ * what a plugin may send, plus which of the manifest's named servers to use.
+ */
+export interface ProviderRequest extends PluginHttpRequest {
+  server?: string;
+}
+
+/**
+ * Turns a raw request into the upstream request: its own absolute `url`, else `path` under
+ * `baseUrl`; `query` appended (undefined values left out); a `json` or `form` body encoded with
+ * its content type.
+ */
+export function rawRequest(request: ProviderRequest, baseUrl: string | undefined): UpstreamRequest {
+  let url: string;
+  if (request.url !== undefined || baseUrl === undefined) {
+    url = request.url ?? '';
+  } else {
+    url =
+      request.path === '' ? baseUrl : `${baseUrl.replace(/\/+$/, '')}/${request.path.replace(/^\/+/, '')}`;
+  }
+  const query = Object.entries(request.query ?? {}).filter(
+    (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
+  );
+  if (query.length > 0)
+    url +=
+      (url.includes('?') ? '&' : '?') +
+      query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&');
+  const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+  if (request.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    return { method: request.method, url, headers, body: JSON.stringify(request.json) };
+  }
+  if (request.form !== undefined) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    return { method: request.method, url, headers, body: new URLSearchParams(request.form).toString() };
+  }
+  return { method: request.method, url, headers };
 }

@@ -1,5 +1,4 @@
 import {
-  classifyInboundRequest,
   createMcpHandler,
   ProtocolError,
   Server,
@@ -10,71 +9,18 @@ import {
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ToolService } from '../tools/service.js';
-import { ToolCallError } from '../tools/types.js';
-import { dispatch, LEAN_METHODS } from './dispatch.js';
-import { header } from './legacy-common.js';
-import { INSTRUCTIONS, LEGACY_VERSIONS, sendRpc, SERVER_CAPABILITIES, SERVER_INFO } from './protocol.js';
-import type { StreamHub } from './streams.js';
-import type { Caller } from '../domain.js';
+import type { Caller } from '../../domain.js';
+import type { ToolService } from '../../tools/service.js';
+import { ToolCallError } from '../../tools/types.js';
+import { dispatch, LEAN_METHODS } from '../dispatch.js';
+import { INSTRUCTIONS, sendRpc, SERVER_CAPABILITIES, SERVER_INFO } from '../protocol.js';
+import type { StreamHub } from '../streams.js';
+import type { McpExchange, Transport } from './transport.js';
 
 export interface ModernDeps {
   tools: ToolService;
   hub: StreamHub;
   onError: (error: unknown) => void;
-}
-
-const JSONRPC_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
-
-/**
- * The classifier's answer for a plain 2025-era message, without running its schema checks (about
- * 10 µs per request; scripts/bench). It applies when the body is one JSON-RPC request or
- * notification exactly as the SDK's strict schemas accept it (only JSON-RPC's keys, `jsonrpc`
- * "2.0", a string method, an id that is a string or a safe integer, `params` an object), `params`
- * has no `_meta` (so no 2026-07-28 envelope claim can be in it), and MCP-Protocol-Version is absent
- * or a 2025-era version. For such a message the classifier's rules can only route to the legacy
- * leg; everything else (batches, responses, `_meta`, other headers, odd ids) is classified by the
- * SDK itself. test/unit/mcp/classify.test.ts holds the two to the same answers.
- */
-export function plainLegacyRoute(
-  body: unknown,
-  version: string | undefined,
-): InboundClassificationOutcome | undefined {
-  if (version !== undefined && !(LEGACY_VERSIONS as readonly string[]).includes(version)) return undefined;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const message = body as Record<string, unknown>;
-  for (const key of Object.keys(message)) if (!JSONRPC_KEYS.has(key)) return undefined;
-  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') return undefined;
-  const params = message.params;
-  if (params !== undefined) {
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) return undefined;
-    if (Object.hasOwn(params, '_meta')) return undefined;
-  }
-  const withVersion = (requestedVersion: unknown) =>
-    typeof requestedVersion === 'string' ? { requestedVersion } : {};
-  if (!Object.hasOwn(message, 'id'))
-    return { kind: 'legacy', reason: 'notification', ...withVersion(version) };
-  const id = message.id;
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
-  if (message.method === 'initialize') {
-    const requested = (params as Record<string, unknown> | undefined)?.protocolVersion;
-    return { kind: 'legacy', reason: 'initialize', ...withVersion(requested) };
-  }
-  return { kind: 'legacy', reason: 'no-claim', ...withVersion(version) };
-}
-
-/** Classifies a POST the way createMcpHandler would (its own exported classifier). */
-export function classify(request: FastifyRequest): InboundClassificationOutcome {
-  const version = header(request, 'mcp-protocol-version');
-  const plain = plainLegacyRoute(request.body, version);
-  if (plain) return plain;
-  const input: Parameters<typeof classifyInboundRequest>[0] = { httpMethod: 'POST', body: request.body };
-  const method = header(request, 'mcp-method');
-  const name = header(request, 'mcp-name');
-  if (version !== undefined) input.protocolVersionHeader = version;
-  if (method !== undefined) input.mcpMethodHeader = method;
-  if (name !== undefined) input.mcpNameHeader = name;
-  return classifyInboundRequest(input);
 }
 
 /**
@@ -102,10 +48,11 @@ function callerOf(authInfo: AuthInfo | undefined): Caller {
  * streams) is the SDK's. The SDK's `notify` reaches every listen stream of a handler with no notion
  * of scope, so `subscriptions/listen` is served by a handler per scope, kept while it has streams.
  */
-export class ModernLeg {
+export class ModernTransport implements Transport {
+  readonly generation = '2026-07-28';
   private readonly validator = new AjvJsonSchemaValidator();
   /** The handler serving every modern request but listen streams. */
-  readonly sharedHandler: McpHttpHandler;
+  private readonly sharedHandler: McpHttpHandler;
   private readonly listeners = new Map<string, { handler: McpHttpHandler; streams: number }>();
 
   constructor(private readonly deps: ModernDeps) {
@@ -143,8 +90,21 @@ export class ModernLeg {
     return server;
   }
 
+  /** POSTs the SDK's classifier routes here: 2026-07-28 requests, and those it rejects outright. */
+  accepts(exchange: McpExchange): boolean {
+    return exchange.path === 'endpoint' && exchange.method === 'POST' && exchange.route().kind !== 'legacy';
+  }
+
+  async post(exchange: McpExchange): Promise<void> {
+    const { request, reply, caller } = exchange;
+    const route = exchange.route();
+    if (route.kind === 'modern') return this.serve(request, reply, caller, route);
+    // A rejection (bad headers, a malformed envelope): the SDK writes the error answer.
+    return this.forward(this.sharedHandler, request, reply, caller);
+  }
+
   /** Serves one classified modern POST. */
-  async post(
+  private async serve(
     request: FastifyRequest,
     reply: FastifyReply,
     caller: Caller,
@@ -174,7 +134,7 @@ export class ModernLeg {
   }
 
   /** Requests the lean path does not take (or that the classifier rejected): the SDK answers. */
-  async forward(
+  private async forward(
     handler: McpHttpHandler,
     request: FastifyRequest,
     reply: FastifyReply,

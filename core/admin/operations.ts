@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { CatalogReport, Finding, ProviderEntry } from '../catalog/index.js';
-import { providerSetting } from '../config.js';
+import type { KeyService } from '../auth/key-service.js';
+import type { CatalogReport, CatalogSnapshot, Finding, ProviderEntry } from '../catalog/index.js';
+import { providerSetting, type Config } from '../config.js';
+import type { OAuthApps } from '../connections/oauth-apps.js';
 import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway.js';
 import { MODERN_VERSION, SERVER_INFO } from '../mcp/protocol.js';
 import type {
   ApiKeyRecord,
@@ -12,6 +12,7 @@ import type {
   ConnectionEventRecord,
   OAuthAppRecord,
   ReportRecord,
+  Store,
 } from '../store/types.js';
 import { KEY_TYPES, type KeyType } from '../domain.js';
 
@@ -159,17 +160,25 @@ const RECENT_EVENTS = 50;
  * `toolgate` command) and the dashboard's forms (`/dashboard`). One implementation, so a rule (a
  * validation, a write-only secret, revocation closing streams) holds the same through either.
  */
+export interface AdminDeps {
+  config: Config;
+  store: Store;
+  /** Creates keys, and revokes them (which cuts off their open streams in every process). */
+  keys: KeyService;
+  catalog: { readonly current: CatalogSnapshot };
+  /** Rebuilds the catalog aside and swaps it in (the composition root logs the report). */
+  reloadCatalog: () => Promise<CatalogReport>;
+  oauthApps: OAuthApps;
+  /** This process's own origin for a loopback request (`http://127.0.0.1:8080`); undefined until it listens. */
+  localOrigin: () => string | undefined;
+}
+
 export class AdminOperations {
-  constructor(
-    private readonly gateway: Pick<
-      Gateway,
-      'config' | 'store' | 'keys' | 'catalog' | 'oauthApps' | 'revokeKey' | 'reloadCatalog' | 'app'
-    >,
-  ) {}
+  constructor(private readonly deps: AdminDeps) {}
 
   async clients(): Promise<ClientSummary[]> {
-    const keys = await this.gateway.store.keys.list();
-    return (await this.gateway.store.keys.listClients()).map((client) => {
+    const keys = await this.deps.store.keys.list();
+    return (await this.deps.store.keys.listClients()).map((client) => {
       const own = keys.filter((k) => k.clientId === client.id);
       const activeKeys = own.filter((k) => k.revokedAt === null).length;
       return { ...client, activeKeys, revokedKeys: own.length - activeKeys };
@@ -178,9 +187,9 @@ export class AdminOperations {
 
   async createClient(name: unknown): Promise<ClientRecord> {
     const text = line(name, 'name', 'a client name', 100);
-    if (await this.gateway.store.keys.findClient(text))
+    if (await this.deps.store.keys.findClient(text))
       throw new InputError('name', `A client named "${text}" exists already: create its keys below.`);
-    return this.gateway.store.keys.createClient(text);
+    return this.deps.store.keys.createClient(text);
   }
 
   /** Creates a key for the named client (created on first use, like `toolgate keys create`). */
@@ -188,16 +197,16 @@ export class AdminOperations {
     const name = line(client, 'client', 'the client the key is for', 100);
     if (typeof type !== 'string' || !KEY_TYPES.includes(type as KeyType))
       throw new InputError('type', 'Choose the key type: solo, client or platform.');
-    const { key, record } = await this.gateway.keys.create(name, type as KeyType);
-    return { key, record, config: mcpServersConfig(this.gateway.config.baseUrl, key, record.type) };
+    const { key, record } = await this.deps.keys.create(name, type as KeyType);
+    return { key, record, config: mcpServersConfig(this.deps.config.baseUrl, key, record.type) };
   }
 
   keys(): Promise<ApiKeyRecord[]> {
-    return this.gateway.store.keys.list();
+    return this.deps.store.keys.list();
   }
 
   async key(id: string): Promise<ApiKeyRecord> {
-    const record = await this.gateway.store.keys.get(id);
+    const record = await this.deps.store.keys.get(id);
     if (!record) throw new GatewayError('TG_ERR_RECORD_NOT_FOUND', `No key ${id}: see the list of keys.`);
     return record;
   }
@@ -205,7 +214,7 @@ export class AdminOperations {
   /** Revokes a key and closes its open streams at once; revoking a revoked key changes nothing. */
   async revokeKey(id: string): Promise<ApiKeyRecord> {
     await this.key(id);
-    await this.gateway.revokeKey(id);
+    await this.deps.keys.revoke(id);
     return this.key(id);
   }
 
@@ -217,9 +226,8 @@ export class AdminOperations {
   async testKey(key: unknown): Promise<KeyTestResult> {
     const value = typeof key === 'string' ? key.trim() : '';
     if (value === '') throw new InputError('key', 'Paste the key to test.');
-    const address = this.gateway.app.server.address();
-    if (address === null || typeof address === 'string')
-      throw new Error('The gateway is not listening on TCP');
+    const origin = this.deps.localOrigin();
+    if (origin === undefined) throw new Error('The gateway is not listening on TCP');
     const meta = {
       'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
       'io.modelcontextprotocol/clientInfo': {
@@ -228,7 +236,7 @@ export class AdminOperations {
       },
       'io.modelcontextprotocol/clientCapabilities': {},
     };
-    const response = await request(`${loopbackOrigin(address)}/mcp/`, {
+    const response = await request(`${origin}/mcp/`, {
       method: 'POST',
       headers: {
         accept: 'application/json, text/event-stream',
@@ -263,25 +271,25 @@ export class AdminOperations {
     if (status !== undefined && status !== 'open' && status !== 'resolved')
       throw new InputError('status', 'status is open or resolved (or absent for every report).');
     const names = await this.clientNames();
-    const reports = await this.gateway.store.reports.list(status === undefined ? {} : { status });
+    const reports = await this.deps.store.reports.list(status === undefined ? {} : { status });
     return reports.map((r) => ({ ...r, clientName: names.get(r.scope.clientId) ?? r.scope.clientId }));
   }
 
   /** Marks a report resolved; resolving a resolved report changes nothing. */
   async resolveReport(id: string): Promise<void> {
-    if (await this.gateway.store.reports.resolve(id, new Date().toISOString())) return;
-    const known = (await this.gateway.store.reports.list({ status: 'resolved' })).some((r) => r.id === id);
+    if (await this.deps.store.reports.resolve(id, new Date().toISOString())) return;
+    const known = (await this.deps.store.reports.list({ status: 'resolved' })).some((r) => r.id === id);
     if (!known)
       throw new GatewayError('TG_ERR_RECORD_NOT_FOUND', `No report ${id}: see the list of reports.`);
   }
 
   reloadCatalog(): Promise<CatalogReport> {
-    return this.gateway.reloadCatalog();
+    return this.deps.reloadCatalog();
   }
 
   /** Every provider of the snapshot in force, and those whose manifest fails, by id. */
   catalog(): CatalogStatus {
-    const snapshot = this.gateway.catalog.current;
+    const snapshot = this.deps.catalog.current;
     const providers: ProviderStatus[] = [...snapshot.providers.values()].map((entry) => {
       const stale = snapshot.stale.get(entry.id);
       return stale
@@ -303,11 +311,11 @@ export class AdminOperations {
   async organizations(): Promise<OrganizationView[]> {
     const names = await this.clientNames();
     const byOwner = new Map<string, OrganizationView>();
-    for (const org of await this.gateway.store.scopes.listOrganizations()) {
+    for (const org of await this.deps.store.scopes.listOrganizations()) {
       const { clientName, orgId, users, firstSeenAt } = org;
       byOwner.set(`${org.clientId}\u0000${orgId}`, { clientName, orgId, users, firstSeenAt, ownApps: [] });
     }
-    for (const app of await this.gateway.store.oauthApps.list()) {
+    for (const app of await this.deps.store.oauthApps.list()) {
       if (app.supersededAt !== null || app.clientId === null || app.orgId === null) continue;
       const owner = `${app.clientId}\u0000${app.orgId}`;
       const view = byOwner.get(owner) ?? {
@@ -332,7 +340,7 @@ export class AdminOperations {
     if (!hasClient && !hasOrg) return null;
     const name = line(client, 'client', 'the client the organization is under', 100);
     const org = line(orgId, 'org_id', 'the org_id', 256);
-    const record = await this.gateway.store.keys.findClient(name);
+    const record = await this.deps.store.keys.findClient(name);
     if (!record) throw new InputError('client', `No client is named "${name}".`);
     return { clientId: record.id, clientName: record.name, orgId: org };
   }
@@ -340,7 +348,7 @@ export class AdminOperations {
   /** Every OAuth app ever stored, superseded ones included, without secrets. */
   async oauthApps(): Promise<OAuthAppView[]> {
     const names = await this.clientNames();
-    return (await this.gateway.store.oauthApps.list()).map((app) => appView(app, names));
+    return (await this.deps.store.oauthApps.list()).map((app) => appView(app, names));
   }
 
   /**
@@ -350,17 +358,17 @@ export class AdminOperations {
   async appSlots(owner: AppOwner): Promise<OAuthAppSlot[]> {
     const names = await this.clientNames();
     const slots: OAuthAppSlot[] = [];
-    for (const provider of this.gateway.catalog.current.providers.values()) {
+    for (const provider of this.deps.catalog.current.providers.values()) {
       const auth = provider.spec.auth;
       if (auth.kind !== 'oauth2' || (owner !== null && auth.allow_org_apps !== true)) continue;
-      const app = await this.gateway.store.oauthApps.current(provider.id, owner);
+      const app = await this.deps.store.oauthApps.current(provider.id, owner);
       slots.push({
         provider,
         app: app && appView(app, names),
         fromEnvironment:
           owner === null &&
-          providerSetting(this.gateway.config, provider.id, 'CLIENT_ID') !== undefined &&
-          providerSetting(this.gateway.config, provider.id, 'CLIENT_SECRET') !== undefined,
+          providerSetting(this.deps.config, provider.id, 'CLIENT_ID') !== undefined &&
+          providerSetting(this.deps.config, provider.id, 'CLIENT_SECRET') !== undefined,
       });
     }
     return slots;
@@ -401,12 +409,12 @@ export class AdminOperations {
           'A new client id needs its own client secret: enter the secret issued with it (the stored one belongs to the old id).',
         );
       }
-      await this.gateway.store.oauthApps.setBranding(slot.app.id, branding);
+      await this.deps.store.oauthApps.setBranding(slot.app.id, branding);
       return { id: slot.app.id, changed: 'branding' };
     }
     if (secret.length > 1_000 || CONTROL.test(secret))
       throw new InputError('client_secret', 'The client secret must be one line of at most 1000 characters.');
-    const id = await this.gateway.oauthApps.set(
+    const id = await this.deps.oauthApps.set(
       providerId,
       owner && { clientId: owner.clientId, orgId: owner.orgId },
       { clientId: oauthClientId, clientSecret: secret },
@@ -418,7 +426,7 @@ export class AdminOperations {
   /** Connections per client, organization and provider, by state, and the recent connection events. */
   async connections(): Promise<ConnectionsOverview> {
     const rows = new Map<string, ConnectionsRow>();
-    for (const count of await this.gateway.store.connections.count()) {
+    for (const count of await this.deps.store.connections.count()) {
       const key = `${count.clientId}\u0000${count.orgId ?? ''}\u0000${count.provider}`;
       const row = rows.get(key) ?? {
         clientName: count.clientName,
@@ -433,12 +441,12 @@ export class AdminOperations {
     }
     return {
       rows: [...rows.values()],
-      events: await this.gateway.store.connections.listEvents(RECENT_EVENTS),
+      events: await this.deps.store.connections.listEvents(RECENT_EVENTS),
     };
   }
 
   private async clientNames(): Promise<Map<string, string>> {
-    return new Map((await this.gateway.store.keys.listClients()).map((c) => [c.id, c.name]));
+    return new Map((await this.deps.store.keys.listClients()).map((c) => [c.id, c.name]));
   }
 }
 
@@ -475,13 +483,4 @@ function brandingOf(input: OAuthAppInput): Branding | null {
     ...(accentColor ? { accentColor } : {}),
   };
   return Object.keys(branding).length > 0 ? branding : null;
-}
-
-// This process's own address for a loopback request, whatever address it listens on.
-function loopbackOrigin(address: AddressInfo): string {
-  if (address.address === '0.0.0.0') return `http://127.0.0.1:${address.port}`;
-  if (address.address === '::') return `http://[::1]:${address.port}`;
-  return address.family === 'IPv6'
-    ? `http://[${address.address}]:${address.port}`
-    : `http://${address.address}:${address.port}`;
 }

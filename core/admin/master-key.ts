@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { hashSecretBinding } from './auth/key-service.js';
-import type { Config } from './config.js';
-import { appSecretBinding } from './connections/oauth-apps.js';
-import { credentialBinding } from './connections/vault.js';
-import { envelopeFingerprint, fingerprintOf, Keyring, masterKeyFile, reseal } from './keyring.js';
-import type { SealedItem, Store } from './store/types.js';
+import { hashSecretBinding } from '../auth/key-service.js';
+import type { Config } from '../config.js';
+import { appSecretBinding } from '../connections/oauth-apps.js';
+import { credentialBinding } from '../connections/vault.js';
+import { envelopeFingerprint, fingerprintOf, Keyring, masterKeyFile, reseal } from '../keyring.js';
+import type { SealedItem, Store } from '../store/types.js';
 
 /**
  * `toolgate master-key rotate`: a new master key, and every sealed value (provider credentials,

@@ -1,11 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
-import type { ToolService } from '../tools/service.js';
-import type { CallContext } from '../tools/types.js';
-import { dispatch, isNotification, isRequest, isResponse, type RpcRequest } from './dispatch.js';
-import { encodeError, RPC, type RpcBody } from './protocol.js';
-import type { SessionRecord, SessionStore } from './sessions.js';
-import type { Caller } from '../domain.js';
+import { GatewayError } from '../../errors.js';
+import type { ToolService } from '../../tools/service.js';
+import type { CallContext } from '../../tools/types.js';
+import { dispatch, isNotification, isRequest, isResponse, type RpcRequest } from '../dispatch.js';
+import { encodeError, RPC, type RpcBody } from '../protocol.js';
+import { newSessionId, type SessionRecord, type SessionStore } from '../../coordination/sessions.js';
+import type { Caller } from '../../domain.js';
+import type { SseWriter, StreamHub } from '../streams.js';
 
 /** What both older transports (2025 Streamable HTTP, 2024 HTTP+SSE) share. */
 export interface LegacyDeps {
@@ -16,11 +17,6 @@ export interface LegacyDeps {
 
 /** How often a session's lastSeenAt is written; every request would be a write per call. */
 const TOUCH_INTERVAL_MS = 30_000;
-
-export function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-}
 
 /**
  * The session a request names, when it belongs to this caller. A session presented with another
@@ -74,4 +70,52 @@ export async function answer(
 
 export function isInitialize(message: unknown): message is RpcRequest {
   return isRequest(message) && message.method === 'initialize';
+}
+
+/** Creates and stores a session record for this caller; returns its new id. */
+export async function newSession(
+  deps: LegacyDeps,
+  caller: Caller,
+  transport: SessionRecord['transport'],
+  protocolVersion: string | undefined,
+  elicitUrl: boolean,
+): Promise<string> {
+  const id = newSessionId();
+  await deps.sessions.create({
+    id,
+    transport,
+    clientId: caller.clientId,
+    scope: caller.scope,
+    scopeKey: caller.scopeKey,
+    protocolVersion,
+    elicitUrl,
+    lastSeenAt: Date.now(),
+  });
+  return id;
+}
+
+/**
+ * Registers a session's event stream with the hub (notifications of its scope, keep-alives,
+ * revocation), and unregisters it when the stream closes, then runs `onClose`.
+ */
+export function attachWriter(
+  hub: StreamHub,
+  caller: Caller,
+  sessionId: string,
+  writer: SseWriter,
+  onClose: () => void,
+): void {
+  const unregister = hub.add({
+    keyId: caller.keyId,
+    scope: caller.scope,
+    scopeKey: caller.scopeKey,
+    sessionId,
+    send: (json) => writer.send(json),
+    keepAlive: () => writer.write(': keep-alive\n\n'),
+    close: () => writer.close(),
+  });
+  writer.onClose(() => {
+    unregister();
+    onClose();
+  });
 }
