@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { bootstrap } from './admin/bootstrap.js';
-import { recoverRotation } from './admin/master-key.js';
+import { MASTER_KEY_WARNING, openCore } from './admin/open.js';
 import { AdminOperations } from './admin/operations.js';
+import type { Coordination } from './coordination/index.js';
+import type { Keyring } from './keyring.js';
 import { KeyService } from './auth/key-service.js';
 import { CatalogHolder, logCatalogReport, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
@@ -10,28 +12,17 @@ import { OAuthApps } from './connections/oauth-apps.js';
 import { OAuthFlows } from './connections/oauth.js';
 import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
-import { openCoordination, type Coordination } from './coordination/index.js';
-import { adminRoutes } from './http/admin.js';
 import { createApp, localOrigin } from './http/app.js';
-import { authenticate, hostGuard } from './http/auth.js';
-import { connectPageRoutes } from './http/connect-page.js';
-import { dashboardRoutes } from './http/dashboard/index.js';
-import { healthRoutes } from './http/health.js';
-import { mcpRoutes } from './http/mcp.js';
-import { oauthRoutes } from './http/oauth-pages.js';
+import { registerRoutes } from './http/index.js';
 import { Jobs, linkPurge, refreshScheduler, revocationSweep, sessionJobs } from './jobs.js';
-import { Keyring, loadMasterKey } from './keyring.js';
 import { McpEndpoint } from './mcp/index.js';
 import { PluginRegistry } from './plugins/registry.js';
 import type { ProviderPlugin } from './plugins/types.js';
-import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
-import { providerToolRunner, visibleProviders } from './tools/provider-tools.js';
-import { postJson, reportWebhook } from './tools/report-webhook.js';
-import { ToolService } from './tools/service.js';
-import { createSystemTools } from './tools/system.js';
-import { OutboundClient } from './upstream/outbound.js';
+import { createToolService } from './tools/index.js';
+import { outboundClient, type OutboundClient } from './upstream/outbound.js';
 import { ProviderClient } from './upstream/provider-client.js';
+import { eventsWebhook } from './upstream/webhooks.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -39,42 +30,6 @@ export interface GatewayOptions {
   logStream?: DestinationStream;
   /** Code plugins (plugins/ at the top level), registered by the composition root. */
   plugins?: readonly ProviderPlugin[];
-}
-
-export const MASTER_KEY_WARNING =
-  'Generated a new master key. Back this file up somewhere safe and separate from the database: without it, stored provider credentials cannot be decrypted. Or set TOOLGATE_MASTER_KEY.';
-
-export interface Core {
-  store: Store;
-  keyring: Keyring;
-  coordination: Coordination;
-  /** Set when this call generated the master key into the data dir. */
-  masterKeyFile?: string;
-  close(): Promise<void>;
-}
-
-/** What both the server and the CLI open on the data dir: the migrated store, the keyring, coordination. */
-export async function openCore(
-  config: Config,
-  onBusError: (error: unknown) => void = () => {},
-): Promise<Core> {
-  const store = openStore(config.databaseUrl);
-  await store.migrate();
-  await recoverRotation(config, store, () => loadMasterKey(config).key);
-  const master = loadMasterKey(config);
-  // A key kept in the data dir is re-read when an envelope names another one (a rotation by the CLI).
-  const keyring = new Keyring(
-    master.key,
-    config.masterKey === undefined ? () => loadMasterKey(config).key : undefined,
-  );
-  const coordination = openCoordination({ onBusError });
-  const close = async (): Promise<void> => {
-    await coordination.close();
-    await store.close();
-  };
-  return master.generatedAt
-    ? { store, keyring, coordination, masterKeyFile: master.generatedAt, close }
-    : { store, keyring, coordination, close };
 }
 
 /**
@@ -93,8 +48,8 @@ export class Gateway {
   readonly mcp: McpEndpoint;
   /** What operators do, through the admin API and the dashboard alike. */
   readonly operations: AdminOperations;
-  private readonly jobs: Jobs;
   private readonly oauth: OAuthFlows;
+  private readonly jobs: Jobs;
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -104,27 +59,14 @@ export class Gateway {
     readonly coordination: Coordination,
     options: GatewayOptions,
   ) {
-    this.app = createApp({
-      logLevel: config.logLevel,
-      ...(options.logStream ? { logStream: options.logStream } : {}),
-    });
-    const log = this.app.log;
+    const app = (this.app = createApp({ logLevel: config.logLevel, logStream: options.logStream }));
+    const log = app.log;
     const { bus, lock, sessions } = coordination;
-    this.keys = new KeyService(store, keyring, bus);
-    const plugins = new PluginRegistry();
-    for (const plugin of options.plugins ?? []) plugins.register(plugin);
+    const keys = (this.keys = new KeyService(store, keyring, bus));
+    const plugins = new PluginRegistry(options.plugins);
     const catalog = (this.catalog = new CatalogHolder({ dir: config.manifestsDir, registry: plugins }));
-    this.outbound = new OutboundClient({
-      allowPrivateNetwork: config.allowPrivateNetwork,
-      timeoutMs: 30_000,
-      maxResponseBytes: 5 * 1024 * 1024,
-      maxRedirects: 5,
-      // Webhooks the operator configured are trusted to live on the operator's own network.
-      trustedOrigins: [config.reportWebhookUrl, config.eventsWebhookUrl].filter(
-        (u): u is string => u !== undefined,
-      ),
-    });
-    const client = new ProviderClient({ outbound: this.outbound, plugins, config, log });
+    const outbound = (this.outbound = outboundClient(config));
+    const client = new ProviderClient({ outbound, plugins, config, log });
     const connections = (this.connections = new ConnectionService({
       store,
       bus,
@@ -133,89 +75,56 @@ export class Gateway {
       plugins,
       config,
     }));
-    this.oauthApps = new OAuthApps(store, keyring, config);
-    const eventsUrl = config.eventsWebhookUrl;
-    this.oauth = new OAuthFlows({
+    const oauthApps = (this.oauthApps = new OAuthApps(store, keyring, config));
+    const emitEvent = eventsWebhook(outbound, config.eventsWebhookUrl, log);
+    const oauth = (this.oauth = new OAuthFlows({
       store,
       keyring,
-      apps: this.oauthApps,
+      apps: oauthApps,
       connections,
       client,
       plugins,
       catalog,
       config,
       log,
-      emitEvent: (event) => {
-        if (eventsUrl === undefined) return;
-        postJson(this.outbound, eventsUrl, event).catch((error: unknown) =>
-          log.warn(
-            { err: error, code: 'TG_EVENTS_WEBHOOK_FAILED', event: event.type },
-            'events webhook failed',
-          ),
-        );
-      },
-    });
-
-    const tools = new ToolService({
-      catalog,
-      systemTools: createSystemTools({
-        catalog,
-        store,
-        connections,
-        oauth: this.oauth,
-        baseUrl: config.baseUrl,
-        ...(config.reportWebhookUrl
-          ? { reportSink: reportWebhook(this.outbound, config.reportWebhookUrl) }
-          : {}),
-        onSinkError: (error, report) =>
-          log.warn(
-            { err: error, report: report.id, code: 'TG_REPORT_WEBHOOK_FAILED' },
-            'report webhook failed',
-          ),
-      }),
-      visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
-      runProviderTool: providerToolRunner(connections, client, this.oauth),
-    });
+      emitEvent,
+    }));
+    const tools = createToolService({ config, catalog, store, connections, oauth, client, outbound, log });
     this.mcp = new McpEndpoint({
       tools,
       sessions,
       bus,
       catalog,
-      connectedProviders: async (scope) => new Set((await connections.list(scope)).map((c) => c.provider)),
       basePath: new URL(config.baseUrl).pathname.replace(/\/+$/, ''),
+      connectedProviders: async (scope) => new Set((await connections.list(scope)).map((c) => c.provider)),
       onError: (error) => log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed'),
     });
-    this.operations = new AdminOperations({
+    const reloadCatalog = (): Promise<CatalogReport> => this.reloadCatalog();
+    const localOriginOf = (): string | undefined => localOrigin(app);
+    const operations = (this.operations = new AdminOperations({
       config,
       store,
-      keys: this.keys,
+      keys,
       catalog,
-      reloadCatalog: () => this.reloadCatalog(),
-      oauthApps: this.oauthApps,
-      localOrigin: () => localOrigin(this.app),
-    });
-
-    const guardHost = hostGuard(config.baseUrl, config.allowedHosts);
-    mcpRoutes(this.app, {
-      authenticate: (request) => authenticate(request, this.keys),
-      guardHost,
+      reloadCatalog,
+      oauthApps,
+      localOrigin: localOriginOf,
+    }));
+    registerRoutes(app, {
+      config,
+      store,
+      keys,
+      catalog,
+      connections,
+      oauth,
       transports: this.mcp.transports,
+      operations,
     });
-    connectPageRoutes(this.app, { catalog, connections });
-    oauthRoutes(this.app, this.oauth);
-    healthRoutes(this.app, { store, catalog });
-    adminRoutes(this.app, config, this.operations);
-    dashboardRoutes(this.app, { config, store, ops: this.operations, guardHost });
-
-    catalog.on(
-      'changed',
-      (providers) => void bus.publish({ type: 'catalog.changed', providers: [...providers] }),
-    );
+    catalog.on('changed', (ids) => void bus.publish({ type: 'catalog.changed', providers: [...ids] }));
     catalog.on('reloaded', (report) => logCatalogReport(log, report, 'watcher'));
-    catalog.on('error', (error) =>
-      log.error({ err: error, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
+    catalog.on('error', (err) =>
+      log.error({ err, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
     );
-
     this.jobs = new Jobs({ lock, log });
   }
 

@@ -9,6 +9,9 @@ import type { Manifest } from './manifest-schema.js';
 /** A JSON Schema object as emitted for MCP (draft 2020-12, no unresolved `$ref`). */
 export type JsonSchema = { [key: string]: unknown };
 
+/** A schema as the OpenAPI compiler emits it: an object, or (JSON Schema 2020-12) `true`/`false`. */
+export type SchemaOut = JsonSchema | boolean;
+
 export type AuthKind = 'api_key' | 'webhook_url' | 'oauth2' | 'none';
 
 /** MCP tool annotations (hints only; clients decide what to do with them). */

@@ -45,7 +45,10 @@ class AccessLog extends LogController {
  * `{ error: { code, message } }` from the catalogue, with no stack trace; unexpected errors are
  * logged with the request id and answered as TG_ERR_INTERNAL.
  */
-export function createApp(options: { logLevel: string; logStream?: DestinationStream }): FastifyInstance {
+export function createApp(options: {
+  logLevel: string;
+  logStream?: DestinationStream | undefined;
+}): FastifyInstance {
   const app = Fastify({
     logger: {
       level: options.logLevel,

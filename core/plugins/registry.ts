@@ -9,6 +9,11 @@ export class PluginRegistry {
   private readonly declarations = new Map<string, PluginDeclaration>();
   private readonly plugins = new Map<string, ProviderPlugin>();
 
+  /** A registry holding these plugins with their code (see `register`). */
+  constructor(plugins: readonly ProviderPlugin[] = []) {
+    for (const plugin of plugins) this.register(plugin);
+  }
+
   /** Registers a plugin with its code. Throws when the id is taken or a tool name repeats. */
   register(plugin: ProviderPlugin): this {
     this.declare(plugin);

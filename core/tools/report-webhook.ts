@@ -1,21 +1,6 @@
 import type { ReportSink } from './system.js';
 import type { OutboundClient } from '../upstream/outbound.js';
-
-/** POSTs a JSON document to an operator's webhook; a non-2xx answer is an error for the caller to log. */
-export async function postJson(
-  outbound: OutboundClient,
-  url: string,
-  payload: Record<string, unknown>,
-): Promise<void> {
-  const response = await outbound.send({
-    method: 'POST',
-    url,
-    headers: { 'content-type': 'application/json', 'user-agent': 'toolgate' },
-    body: JSON.stringify(payload),
-  });
-  if (response.status < 200 || response.status > 299)
-    throw new Error(`The webhook answered HTTP ${response.status}`);
-}
+import { postJson } from '../upstream/webhooks.js';
 
 /**
  * Delivers each problem report to TOOLGATE_REPORT_WEBHOOK_URL as JSON. The payload is what the

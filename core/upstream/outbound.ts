@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
+import type { Config } from '../config.js';
 
 export interface OutboundOptions {
   /** Skip the private-network guard (`TOOLGATE_ALLOW_PRIVATE_NETWORK=1`; tests and trusted networks). */
@@ -494,4 +495,21 @@ function describeNetworkCode(code: string): string {
   if (known !== undefined) return known;
   if (/CERT|TLS|SSL/.test(code)) return `its TLS certificate could not be verified (${code})`;
   return `network error (${code})`;
+}
+
+/**
+ * The gateway's outbound client as configured: the private-network guard (off only in tests), 30 s
+ * per request, 5 MB per response, 5 redirects; the operator's own webhooks are trusted to live on
+ * the operator's network.
+ */
+export function outboundClient(config: Config): OutboundClient {
+  return new OutboundClient({
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    timeoutMs: 30_000,
+    maxResponseBytes: 5 * 1024 * 1024,
+    maxRedirects: 5,
+    trustedOrigins: [config.reportWebhookUrl, config.eventsWebhookUrl].filter(
+      (u): u is string => u !== undefined,
+    ),
+  });
 }

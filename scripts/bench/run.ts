@@ -40,7 +40,7 @@ import {
   writeGithubAll,
 } from './lib/fixtures.js';
 import { buildChildren } from './lib/build.js';
-import { freePort } from './lib/ports.js';
+import { freePort } from '../../test/helpers/ports.js';
 import type { CatalogProbe } from './lib/ipc.js';
 import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
 import {

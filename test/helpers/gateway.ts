@@ -6,7 +6,7 @@ import { loadConfig } from '../../core/config.js';
 import { Gateway, type GatewayOptions } from '../../core/gateway.js';
 import type { KeyType } from '../../core/domain.js';
 
-export { freePort } from '../../scripts/bench/lib/ports.js';
+export { freePort } from './ports.js';
 
 export interface TestGateway {
   gateway: Gateway;

@@ -3,8 +3,7 @@
  * intersection, so compatible parts are merged into one schema; parts that disagree on anything
  * but properties, required and annotations are left as `allOf`, which is still valid JSON Schema.
  */
-import type { JsonSchema } from '../types.js';
-import type { SchemaOut } from './schema.js';
+import type { JsonSchema, SchemaOut } from '../types.js';
 
 /** Keywords where the first part that sets them wins (annotations). */
 const FIRST_WINS = new Set(['title', 'description', 'default', 'examples', 'deprecated']);

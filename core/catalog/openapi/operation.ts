@@ -8,7 +8,7 @@
  * with the operation's, the operation's winning.
  */
 import { HTTP_METHODS } from '../manifest-schema.js';
-import type { JsonSchema, ParameterBinding, RequestPlan, ToolAnnotations } from '../types.js';
+import type { JsonSchema, ParameterBinding, RequestPlan, SchemaOut, ToolAnnotations } from '../types.js';
 import { describeOperation, oneLine, operationTitle } from './describe.js';
 import {
   isObject,
@@ -18,7 +18,7 @@ import {
   type OpenApiDocument,
   type OperationRef,
 } from './document.js';
-import type { SchemaConverter, SchemaOut } from './schema.js';
+import type { SchemaConverter } from './schema.js';
 
 export interface CompiledOperation {
   title?: string;

@@ -6,7 +6,7 @@
  * Results are shared between tools (a converted component is memoised), so nothing returned here
  * may be mutated; every step builds new objects.
  */
-import type { JsonSchema } from '../types.js';
+import type { JsonSchema, SchemaOut } from '../types.js';
 import {
   isObject,
   resolvePointer,
@@ -17,7 +17,6 @@ import {
 import { mergeSchemas } from './merge.js';
 
 export type Direction = 'input' | 'output';
-export type SchemaOut = JsonSchema | boolean;
 
 /** Keywords copied unchanged: JSON Schema 2020-12 validation and annotation keywords. */
 const VERBATIM = new Set([
