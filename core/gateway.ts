@@ -9,7 +9,7 @@ import { KeyService } from './auth/key-service.js';
 import { CatalogHolder, logCatalogReport, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
 import { OAuthApps } from './connections/oauth-apps.js';
-import { OAuthFlows } from './connections/oauth.js';
+import { OAuthFlows } from './connections/oauth/index.js';
 import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
 import { createApp, localOrigin } from './http/app.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogSnapshot } from './catalog/types.js';
 import type { Config } from './config.js';
-import type { OAuthFlows } from './connections/oauth.js';
+import type { OAuthFlows } from './connections/oauth/index.js';
 import type { ConnectionService } from './connections/service.js';
 import type { Bus } from './coordination/bus.js';
 import type { Lock } from './coordination/lock.js';
@@ -127,7 +127,7 @@ export function refreshScheduler(deps: {
           ) % 60_000;
         if (!provider || provider.auth.kind !== 'oauth2' || Date.parse(expiresAt) > now + margin + jitter)
           continue;
-        await deps.oauth
+        await deps.oauth.tokens
           .refresh(scope, provider, undefined)
           .catch((error: unknown) =>
             deps.log.info(

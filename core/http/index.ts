@@ -3,7 +3,7 @@ import type { AdminOperations } from '../admin/operations.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
-import type { OAuthFlows } from '../connections/oauth.js';
+import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Transport } from '../mcp/index.js';
 import type { Store } from '../store/types.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProviderEntry } from '../catalog/types.js';
-import type { OAuthFlows } from '../connections/oauth.js';
+import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { Branding } from '../store/types.js';
 import { html, LINK_GONE, page, sendPage, whoFor, type Html } from './html.js';
 import type { Scope } from '../domain.js';
@@ -65,7 +65,7 @@ export function consentStart(info: ConsentStart, action?: string): Html {
  */
 export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
   app.get<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
-    const info = await oauth.startInfo(request.params.token);
+    const info = await oauth.consent.startInfo(request.params.token);
     if (!info) return sendPage(reply, 410, LINK_GONE);
     return sendPage(
       reply,
@@ -81,7 +81,7 @@ export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
   });
 
   app.post<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
-    const location = await oauth.begin(request.params.token);
+    const location = await oauth.consent.begin(request.params.token);
     if (!location) return sendPage(reply, 410, LINK_GONE);
     return reply
       .code(303)
@@ -91,7 +91,7 @@ export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
   });
 
   app.get('/oauth/callback', async (request, reply) => {
-    const outcome = await oauth.callback(request.query as Record<string, unknown>);
+    const outcome = await oauth.consent.callback(request.query as Record<string, unknown>);
     if (!outcome.ok) {
       return sendPage(
         reply,

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
-import type { OAuthFlows } from '../connections/oauth.js';
+import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Store } from '../store/types.js';
 import type { OutboundClient } from '../upstream/outbound.js';

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogSnapshot, CompiledTool, ProviderEntry } from '../catalog/types.js';
-import { ReapprovalNeededError, TemporaryRefreshError, type OAuthFlows } from '../connections/oauth.js';
+import { ReapprovalNeededError, TemporaryRefreshError, type OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import { OutboundError } from '../upstream/outbound.js';
 import {
@@ -71,7 +71,7 @@ export async function visibleProviders(
 
 /** The re-approval message: what happened and a fresh link to approve again. */
 async function reapproval(oauth: OAuthFlows, scope: Scope, provider: ProviderEntry): Promise<CallToolResult> {
-  const link = await oauth.startLink(scope, provider);
+  const link = await oauth.consent.startLink(scope, provider);
   const how =
     'url' in link
       ? `Ask the user to open this link to approve access again (it works once, for 10 minutes):\n${link.url}`
@@ -120,7 +120,7 @@ export function providerToolRunner(
     try {
       const access =
         provider.auth.kind === 'oauth2'
-          ? await oauth.fresh(caller.scope, provider, found.record, found.access)
+          ? await oauth.tokens.fresh(caller.scope, provider, found.record, found.access)
           : found.access;
       return await runTool(client, provider, tool, args, access, signal);
     } catch (error) {

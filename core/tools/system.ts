@@ -1,5 +1,5 @@
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
-import type { OAuthFlows } from '../connections/oauth.js';
+import type { OAuthFlows } from '../connections/oauth/index.js';
 import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
 import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
 import { textResult, type SystemTool } from './types.js';
@@ -188,13 +188,13 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
       if (kind === 'none')
         return textResult(`${provider.displayName} needs no connection: its tools are available already.`);
       if (kind === 'oauth2') {
-        const link = await deps.oauth.startLink(
+        const link = await deps.oauth.consent.startLink(
           caller.scope,
           provider,
           (args.fields ?? {}) as Record<string, string>,
         );
         if ('error' in link) return textResult(link.error, true);
-        const scopes = deps.oauth.scopesOf(provider);
+        const scopes = deps.oauth.consent.scopesOf(provider);
         elicitUrl?.(
           `Open this page to connect ${provider.displayName} and approve access in your browser.`,
           link.url,
@@ -256,7 +256,7 @@ function disconnectProvider(deps: SystemToolDeps): SystemTool {
           ? await deps.connections.access(caller.scope, id).catch(() => undefined)
           : undefined;
       const removed = await deps.connections.disconnect(caller.scope, id);
-      if (removed && provider && found) await deps.oauth.revoke(provider, found.record, found.access);
+      if (removed && provider && found) await deps.oauth.tokens.revoke(provider, found.record, found.access);
       const name = provider?.displayName ?? id;
       if (!removed)
         return provider ? textResult(`${name} was not connected here; nothing to do.`) : unknownProvider(id);

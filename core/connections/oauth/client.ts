@@ -1,0 +1,105 @@
+import { AuthorizationCode } from 'simple-oauth2';
+import type { ProviderEntry } from '../../catalog/types.js';
+import type { Config } from '../../config.js';
+import { oauthEndpoints, type ResolvedApp } from '../oauth-apps.js';
+
+/**
+ * Talking to a provider's authorization server (simple-oauth2): the client of an app, how a failed
+ * token request is read (definitive or temporary), and what a token response holds.
+ */
+
+/** A refresh failed for good (invalid_grant, revoked, app gone): the user must approve again. */
+export class ReapprovalNeededError extends Error {
+  override name = 'ReapprovalNeededError';
+}
+
+/** A refresh failed for now (network, 5xx, timeout) after retries: the caller may try again later. */
+export class TemporaryRefreshError extends Error {
+  override name = 'TemporaryRefreshError';
+}
+
+export const TOKEN_TIMEOUT_MS = 15_000;
+const DEFINITIVE_ERRORS = new Set([
+  'invalid_grant',
+  'invalid_client',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'access_denied',
+]);
+
+export interface TokenFailure {
+  definitive: boolean;
+  description: string;
+}
+
+/** Reads what simple-oauth2 (Boom errors from @hapi/wreck) says about a failed token request. */
+export function tokenFailure(error: unknown): TokenFailure {
+  const boom = error as { isBoom?: boolean; output?: { statusCode?: number }; data?: { payload?: unknown } };
+  if (boom.isBoom && boom.output?.statusCode !== undefined) {
+    const status = boom.output.statusCode;
+    const payload = boom.data?.payload;
+    const body =
+      typeof payload === 'object' && payload !== null && !Buffer.isBuffer(payload)
+        ? (payload as Record<string, unknown>)
+        : {};
+    const code = typeof body.error === 'string' ? body.error : undefined;
+    const detail = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
+    const definitive =
+      (code !== undefined && DEFINITIVE_ERRORS.has(code)) || status === 400 || status === 401;
+    return { definitive, description: `HTTP ${status}${code ? ` ${code}` : ''}${detail}` };
+  }
+  return { definitive: false, description: (error as Error).message };
+}
+
+/** Where providers send the user back after consent. */
+export function redirectUri(config: Config): string {
+  return `${config.baseUrl}/oauth/callback`;
+}
+
+export function authorizationClient(
+  provider: ProviderEntry,
+  app: ResolvedApp,
+  config: Config,
+): AuthorizationCode {
+  const auth = provider.spec.auth;
+  if (auth.kind !== 'oauth2') throw new Error(`${provider.id} is not an OAuth2 provider`);
+  const endpoints = oauthEndpoints(provider, config);
+  const token = new URL(endpoints.tokenUrl);
+  const authorize = new URL(endpoints.authorizationUrl);
+  return new AuthorizationCode({
+    client: { id: app.clientId, secret: app.clientSecret },
+    auth: {
+      tokenHost: token.origin,
+      tokenPath: token.pathname + token.search,
+      authorizeHost: authorize.origin,
+      authorizePath: authorize.pathname,
+    },
+    options: {
+      authorizationMethod: auth.token_request?.auth_method === 'client_secret_post' ? 'body' : 'header',
+      bodyFormat: auth.token_request?.body_format === 'json' ? 'json' : 'form',
+      scopeSeparator: auth.scopes?.separator ?? ' ',
+    },
+    http: { timeout: TOKEN_TIMEOUT_MS },
+  });
+}
+
+/** The credentials a token response carries; a response without a new refresh token keeps the old one. */
+export function tokenCredentials(
+  values: Record<string, unknown>,
+  previousRefresh: string | undefined,
+): Record<string, string> | undefined {
+  if (typeof values.access_token !== 'string' || values.access_token === '') return undefined;
+  const refresh =
+    typeof values.refresh_token === 'string' && values.refresh_token !== ''
+      ? values.refresh_token
+      : previousRefresh;
+  return refresh === undefined
+    ? { access_token: values.access_token }
+    : { access_token: values.access_token, refresh_token: refresh };
+}
+
+/** The absolute expiry of a token response's access token, when it says. */
+export function expiryOf(values: Record<string, unknown>): string | null {
+  const seconds = Number(values.expires_in);
+  return Number.isFinite(seconds) && seconds > 0 ? new Date(Date.now() + seconds * 1000).toISOString() : null;
+}

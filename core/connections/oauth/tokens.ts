@@ -1,0 +1,208 @@
+import { AuthorizationCode } from 'simple-oauth2';
+import type { ProviderEntry } from '../../catalog/types.js';
+import { scopeKey, type Scope } from '../../domain.js';
+import type { ConnectionRecord } from '../../store/types.js';
+import type { ProviderAccess } from '../../upstream/provider-client.js';
+import { oauthEndpoints, type ResolvedApp } from '../oauth-apps.js';
+import {
+  authorizationClient,
+  expiryOf,
+  ReapprovalNeededError,
+  TemporaryRefreshError,
+  TOKEN_TIMEOUT_MS,
+  tokenCredentials,
+  tokenFailure,
+} from './client.js';
+import type { OAuthDeps } from './index.js';
+
+/** Refresh this long before expiry at call time; the scheduler uses a wider margin. */
+const CALL_MARGIN_MS = 60_000;
+/** Transient refresh failures are retried after these pauses. */
+const RETRY_DELAYS_MS = [250, 1_000];
+
+function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The token lifecycle of OAuth2 connections: fresh credentials for a call, refresh (single-flight
+ * per connection, rotation honoured with a compare-and-set, transient failures retried, definitive
+ * ones moving the connection to re-approval needed), and revocation on disconnect.
+ */
+export class OAuthTokens {
+  private readonly inflight = new Map<string, Promise<ProviderAccess>>();
+
+  constructor(private readonly deps: OAuthDeps) {}
+
+  /**
+   * The credentials to call with: refreshed first when the token expires within a minute. The
+   * returned access can renew itself once, for a provider's 401 on a token that looked valid.
+   */
+  async fresh(
+    scope: Scope,
+    provider: ProviderEntry,
+    record: ConnectionRecord,
+    access: ProviderAccess,
+  ): Promise<ProviderAccess> {
+    const expiring = record.expiresAt !== null && Date.parse(record.expiresAt) - Date.now() < CALL_MARGIN_MS;
+    const current = expiring ? await this.refresh(scope, provider, record.credentials) : access;
+    // A 401 on a token that looked valid: refresh once, unless someone else did since this call began.
+    return { ...current, renew: () => this.refresh(scope, provider, record.credentials) };
+  }
+
+  /**
+   * Refreshes a connection's token. Single-flight: concurrent callers for one connection share one
+   * token request. `seen` is the sealed credential the caller holds: if the stored one differs,
+   * another call (or process) refreshed already and its result is used.
+   */
+  refresh(scope: Scope, provider: ProviderEntry, seen: string | undefined): Promise<ProviderAccess> {
+    const key = `${scopeKey(scope)}\u0000${provider.id}`;
+    let running = this.inflight.get(key);
+    if (!running) {
+      running = this.refreshNow(scope, provider, seen).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, running);
+    }
+    return running;
+  }
+
+  private async refreshNow(
+    scope: Scope,
+    provider: ProviderEntry,
+    seen: string | undefined,
+  ): Promise<ProviderAccess> {
+    const found = await this.deps.connections.access(scope, provider.id);
+    if (!found) throw new ReapprovalNeededError(`${provider.displayName} is not connected.`);
+    const { record, access } = found;
+    if (record.state === 'reapproval_needed')
+      throw new ReapprovalNeededError(`The ${provider.displayName} connection must be re-approved.`);
+    if (seen !== undefined && record.credentials !== seen && !this.expiresSoon(record)) return access;
+    const refreshToken = access.credentials.refresh_token;
+    const app =
+      record.oauthApp !== null ? await this.deps.apps.byId(record.oauthApp, provider.id) : undefined;
+    if (!refreshToken || !app) {
+      await this.markReapproval(
+        scope,
+        provider,
+        refreshToken ? 'the OAuth app that minted the token is gone' : 'no refresh token',
+      );
+      throw new ReapprovalNeededError(`The ${provider.displayName} connection must be re-approved.`);
+    }
+    let values: Record<string, unknown>;
+    try {
+      values = await this.refreshWithRetry(provider, app, refreshToken);
+    } catch (error) {
+      const failure = tokenFailure(error);
+      if (!failure.definitive) {
+        this.deps.log.warn(
+          { code: 'TG_OAUTH_REFRESH_TEMPORARY', provider: provider.id, reason: failure.description },
+          'token refresh failed for now',
+        );
+        throw new TemporaryRefreshError(failure.description);
+      }
+      // Another process may have refreshed (and rotated) the token meanwhile: read before concluding.
+      const again = await this.deps.connections.access(scope, provider.id);
+      if (again && again.record.credentials !== record.credentials && again.record.state === 'connected')
+        return again.access;
+      await this.markReapproval(scope, provider, failure.description);
+      throw new ReapprovalNeededError(`The ${provider.displayName} connection must be re-approved.`);
+    }
+    const credentials = tokenCredentials(values, refreshToken);
+    if (!credentials) throw new TemporaryRefreshError('the token response carried no access token');
+    const next: ProviderAccess = { credentials, fields: record.fields };
+    // Compare-and-set: the rotated refresh token is stored before anyone can use the old one again.
+    const stored = await this.deps.connections.swapCredentials(
+      scope,
+      provider.id,
+      record,
+      credentials,
+      expiryOf(values),
+    );
+    if (!stored) {
+      const winner = await this.deps.connections.access(scope, provider.id);
+      if (winner) return winner.access;
+    }
+    return next;
+  }
+
+  private expiresSoon(record: ConnectionRecord): boolean {
+    return record.expiresAt !== null && Date.parse(record.expiresAt) - Date.now() < CALL_MARGIN_MS;
+  }
+
+  private async refreshWithRetry(
+    provider: ProviderEntry,
+    app: ResolvedApp,
+    refreshToken: string,
+  ): Promise<Record<string, unknown>> {
+    const client = authorizationClient(provider, app, this.deps.config);
+    const auth = provider.spec.auth;
+    const extra = auth.kind === 'oauth2' ? (auth.token_params ?? {}) : {};
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const refreshed = await client.createToken({ refresh_token: refreshToken }).refresh(extra);
+        return refreshed.token;
+      } catch (error) {
+        const delay = RETRY_DELAYS_MS[attempt];
+        if (tokenFailure(error).definitive || delay === undefined) throw error;
+        await wait(delay);
+      }
+    }
+  }
+
+  /** Moves a connection to re-approval needed, and tells the operator (log, events webhook). */
+  private async markReapproval(scope: Scope, provider: ProviderEntry, reason: string): Promise<void> {
+    if (!(await this.deps.store.connections.setState(scope, provider.id, 'reapproval_needed'))) return;
+    await this.deps.store.connections.addEvent(scope, provider.id, 'reapproval_needed', reason);
+    this.deps.log.warn(
+      {
+        code: 'TG_CONNECTION_REAPPROVAL_NEEDED',
+        provider: provider.id,
+        client: scope.clientId,
+        org_id: scope.orgId,
+        user_id: scope.userId,
+        reason,
+      },
+      'connection needs re-approval',
+    );
+    this.deps.emitEvent({
+      type: 'connection.reapproval_needed',
+      provider: provider.id,
+      client_id: scope.clientId,
+      org_id: scope.orgId,
+      user_id: scope.userId,
+      reason,
+      at: new Date().toISOString(),
+    });
+  }
+
+  /** Revokes a connection's token at the provider, when it has a revocation URL (best effort). */
+  async revoke(provider: ProviderEntry, record: ConnectionRecord, access: ProviderAccess): Promise<void> {
+    const endpoints = oauthEndpoints(provider, this.deps.config);
+    if (!endpoints.revocationUrl || record.oauthApp === null) return;
+    const app = await this.deps.apps.byId(record.oauthApp, provider.id);
+    if (!app) return;
+    const revocation = new URL(endpoints.revocationUrl);
+    const token = access.credentials.refresh_token ?? access.credentials.access_token;
+    if (!token) return;
+    const hint = access.credentials.refresh_token ? 'refresh_token' : 'access_token';
+    try {
+      const client = new AuthorizationCode({
+        client: { id: app.clientId, secret: app.clientSecret },
+        auth: { tokenHost: revocation.origin, revokePath: revocation.pathname + revocation.search },
+        options: {
+          authorizationMethod:
+            provider.spec.auth.kind === 'oauth2' &&
+            provider.spec.auth.token_request?.auth_method === 'client_secret_post'
+              ? 'body'
+              : 'header',
+        },
+        http: { timeout: TOKEN_TIMEOUT_MS, json: 'force' },
+      });
+      await client.createToken({ [hint]: token }).revoke(hint);
+    } catch (error) {
+      this.deps.log.warn(
+        { code: 'TG_OAUTH_REVOKE_FAILED', provider: provider.id, reason: tokenFailure(error).description },
+        'token revocation failed',
+      );
+    }
+  }
+}
