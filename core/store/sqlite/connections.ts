@@ -185,7 +185,7 @@ export class SqliteConnections implements ConnectionStore {
       >(
         `SELECT s.client_id, c.name AS client_name, s.org_id, s.user_id, e.provider, e.event, e.detail, e.created_at
          FROM connection_events e JOIN scopes s ON s.id = e.scope_id JOIN clients c ON c.id = s.client_id
-         ORDER BY e.created_at DESC, e.id DESC LIMIT ?`,
+         ORDER BY e.created_at DESC, e.rowid DESC LIMIT ?`, // rowid: ties of one millisecond, newest first
         limit,
       )
       .map((r) => ({

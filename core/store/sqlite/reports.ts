@@ -15,7 +15,8 @@ interface ReportRow extends ScopeRow {
 
 const REPORT_SELECT = `SELECT r.id, s.client_id, s.org_id, s.user_id, r.summary, r.details, r.provider, r.tool, r.created_at, r.resolved_at
   FROM reports r JOIN scopes s ON s.id = r.scope_id`;
-const NEWEST_FIRST = 'ORDER BY r.created_at DESC, r.id';
+// rowid breaks ties of one millisecond: a later insert always has the larger rowid.
+const NEWEST_FIRST = 'ORDER BY r.created_at DESC, r.rowid DESC';
 
 function reportRecord(row: ReportRow): ReportRecord {
   return {
