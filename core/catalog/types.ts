@@ -1,7 +1,7 @@
 /**
  * The catalog as the rest of the gateway sees it: an immutable snapshot of loaded providers and
  * their compiled tools. The loader (manifests + OpenAPI compiler) produces it; the MCP layer,
- * system tools and executor only read it. A reload builds a new snapshot and swaps it in one
+ * system tools and provider client only read it. A reload builds a new snapshot and swaps it in one
  * assignment (DESIGN.md, Principles), so nothing here is ever mutated after construction.
  */
 import type { Manifest } from './manifest-schema.js';
@@ -141,7 +141,7 @@ export interface ProviderEntry {
 }
 
 /**
- * The manifest sections the connect flow and the executor read: auth (credential fields,
+ * The manifest sections the connect flow and the provider client read: auth (credential fields,
  * injection, OAuth endpoints, webhook pattern), connection fields, base URLs and static headers,
  * the credential check and the identity operation. Defaults are those documented in the schema.
  */

@@ -64,7 +64,7 @@ function body(request: FastifyRequest): Body {
 }
 
 /**
- * `/admin/*`: JSON over the operations the dashboard's forms use (admin-operations.ts), for the
+ * `/admin/*`: JSON over the operations the dashboard's forms use (admin/operations.ts), for the
  * `toolgate` command and operators' scripts. README.md, "Admin API", lists every route.
  */
 export function adminRoutes(app: FastifyInstance, config: Config, ops: AdminOperations): void {

@@ -96,7 +96,7 @@ export interface PluginHttpResponse {
   text: string;
 }
 
-/** An outgoing request as built by the executor; the hook may change it in place. */
+/** An outgoing request as built by the provider client; the hook may change it in place. */
 export interface PluginOutboundRequest {
   method: RequestPlan['method'];
   url: URL;

@@ -275,7 +275,7 @@ export interface OAuthAppStore {
 
 /** The operator dashboard: the admin password, sign-in sessions and failed sign-ins. */
 export interface DashboardStore {
-  /** The admin's password hash (see http/dashboard/password.ts), if one was set. */
+  /** The admin's password hash (see admin/password.ts), if one was set. */
   getPasswordHash(): Promise<string | undefined>;
   /**
    * Stores the admin's password hash; with `onlyIfUnset`, only when there is none yet (returns

@@ -10,7 +10,7 @@ import { validateArguments } from './args.js';
 import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
 import type { Caller } from '../domain.js';
 
-/** Runs one provider tool for a caller (the executor; connections decide the credential). */
+/** Runs one provider tool for a caller (tools/provider-tools.ts; connections decide the credential). */
 export type ProviderToolRunner = (
   caller: Caller,
   provider: ProviderEntry,

@@ -1,13 +1,13 @@
 /**
  * Builds the upstream HTTP request of a compiled tool from its RequestPlan and validated arguments
- * (issue 3, Executor). Pure: no I/O, no credentials; the executor adds auth and static headers.
+ * (issue 3, Executor). Pure: no I/O, no credentials; the provider client adds auth and static headers.
  * Serialization follows OpenAPI 3 `style`/`explode`; percent-encoding follows RFC 3986, so every
  * reserved character inside a value is encoded and only the delimiters we add stay literal.
  */
 import type { ParameterBinding, RequestPlan } from '../catalog/types.js';
 import type { PluginHttpRequest } from '../plugins/types.js';
 
-/** What the outbound client sends, before the executor injects credentials and static headers. */
+/** What the outbound client sends, before the provider client injects credentials and static headers. */
 export interface UpstreamRequest {
   method: RequestPlan['method'];
   url: string;

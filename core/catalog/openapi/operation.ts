@@ -41,7 +41,7 @@ interface Body {
 }
 
 const LOCATIONS: readonly Location[] = ['path', 'query', 'header'];
-/** Header parameters OpenAPI says to ignore: the executor sets them. */
+/** Header parameters OpenAPI says to ignore: the provider client sets them. */
 const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 /** Serialization styles a ParameterBinding can carry (matrix and label path styles are not). */
 const STYLES = new Set(['form', 'simple', 'spaceDelimited', 'pipeDelimited', 'deepObject']);
