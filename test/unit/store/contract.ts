@@ -63,6 +63,21 @@ function connection(provider: string, overrides: Partial<NewConnection> = {}): N
   };
 }
 
+/** A client named `clientName` with one solo key `key_1` stored under hash `h1` (hashing secret version 1). */
+async function seedKey(store: Store, clientName: string): Promise<{ clientId: string }> {
+  const client = await store.keys.createClient(clientName);
+  await store.keys.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
+  await store.keys.insert({
+    id: 'key_1',
+    clientId: client.id,
+    type: 'solo',
+    hash: 'h1',
+    hashVersion: 1,
+    hint: 'x',
+  });
+  return { clientId: client.id };
+}
+
 type NewOAuthApp = Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>;
 
 function oauthApp(
@@ -280,16 +295,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       });
 
       it('records when a key was last used, seen by the next lookup by hash', async () => {
-        const client = await store.keys.createClient('acme');
-        await store.keys.insertHashSecret({ version: 1, sealed: 's1' });
-        await store.keys.insert({
-          id: 'key_1',
-          clientId: client.id,
-          type: 'solo',
-          hash: 'h1',
-          hashVersion: 1,
-          hint: 'x',
-        });
+        await seedKey(store, 'acme');
         expect((await store.keys.findByHash(1, 'h1'))?.lastUsedAt).toBeNull();
         await store.keys.touch('key_1', at(5));
         expect((await store.keys.findByHash(1, 'h1'))?.lastUsedAt).toBe(at(5));
@@ -1049,17 +1055,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     describe('another process', () => {
       it('sees the next write from this or another process on the per-call reads', async () => {
         const other = await otherProcess();
-        const client = await store.keys.createClient('c');
-        await store.keys.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
-        await store.keys.insert({
-          id: 'key_1',
-          clientId: client.id,
-          type: 'solo',
-          hash: 'h1',
-          hashVersion: 1,
-          hint: 'x',
-        });
-        const scope: Scope = { clientId: client.id, orgId: 'o', userId: 'u' };
+        const client = await seedKey(store, 'c');
+        const scope: Scope = { clientId: client.clientId, orgId: 'o', userId: 'u' };
         const github = (id: string, credentials: string) =>
           connection('github', { id, fields: { site: 'a' }, credentials });
         await store.connections.put(scope, github('con_1', 'sealed-1'));
