@@ -1,7 +1,13 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { AuthorizationCode } from 'simple-oauth2';
 import type { ProviderEntry } from '../../catalog/types.js';
 import type { Config } from '../../config.js';
-import { oauthEndpoints, type ResolvedApp } from '../oauth-apps.js';
+import type { Keyring } from '../../keyring.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
+import type { Store } from '../../store/types.js';
+import type { ProviderClient } from '../../upstream/provider-client.js';
+import { oauthEndpoints, type OAuthApps, type ResolvedApp } from '../oauth-apps.js';
+import type { ConnectionService } from '../service.js';
 
 /**
  * Talking to a provider's authorization server (simple-oauth2): the client of an app, how a failed
@@ -16,6 +22,21 @@ export class ReapprovalNeededError extends Error {
 /** A refresh failed for now (network, 5xx, timeout) after retries: the caller may try again later. */
 export class TemporaryRefreshError extends Error {
   override name = 'TemporaryRefreshError';
+}
+
+/** What consent and the token lifecycle are built on. */
+export interface OAuthDeps {
+  store: Store;
+  keyring: Keyring;
+  apps: OAuthApps;
+  connections: ConnectionService;
+  client: ProviderClient;
+  plugins: PluginRegistry;
+  catalog: { readonly current: { providers: ReadonlyMap<string, ProviderEntry> } };
+  config: Config;
+  log: FastifyBaseLogger;
+  /** Delivers an operator event (TOOLGATE_EVENTS_WEBHOOK_URL); never given secrets. */
+  emitEvent: (event: Record<string, unknown>) => void;
 }
 
 export const TOKEN_TIMEOUT_MS = 15_000;

@@ -6,8 +6,14 @@ import type { Branding } from '../../store/types.js';
 import type { ProviderAccess } from '../../upstream/provider-client.js';
 import { oauthEndpoints } from '../oauth-apps.js';
 import { checkFields } from '../validate.js';
-import { authorizationClient, expiryOf, redirectUri, tokenCredentials, tokenFailure } from './client.js';
-import type { OAuthDeps } from './index.js';
+import {
+  authorizationClient,
+  expiryOf,
+  redirectUri,
+  tokenCredentials,
+  tokenFailure,
+  type OAuthDeps,
+} from './client.js';
 
 const STATE_PURPOSE = 'toolgate/oauth-state';
 

@@ -12,8 +12,8 @@ import {
   TOKEN_TIMEOUT_MS,
   tokenCredentials,
   tokenFailure,
+  type OAuthDeps,
 } from './client.js';
-import type { OAuthDeps } from './index.js';
 
 /** Refresh this long before expiry at call time; the scheduler uses a wider margin. */
 const CALL_MARGIN_MS = 60_000;
