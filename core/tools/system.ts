@@ -36,6 +36,14 @@ const providerProperty = {
   description: 'Provider id, as list_providers shows it (e.g. "github", "slack-webhook").',
 } as const;
 
+// The arguments of the tools that act on one provider and nothing else (disconnect, inspect).
+const providerOnlySchema = {
+  type: 'object',
+  properties: { provider: providerProperty },
+  required: ['provider'],
+  additionalProperties: false,
+};
+
 function unknownProvider(id: string): ReturnType<typeof textResult> {
   return textResult(
     `No provider "${id}" in this gateway. Call list_providers to see the provider ids.`,
@@ -240,12 +248,7 @@ function disconnectProvider(deps: SystemToolDeps): SystemTool {
     title: 'Disconnect a provider',
     description:
       'Disconnect a provider for this user: its stored credentials are deleted and its tools disappear from the tool list. Use it when the user asks to remove or revoke an integration.',
-    inputSchema: {
-      type: 'object',
-      properties: { provider: providerProperty },
-      required: ['provider'],
-      additionalProperties: false,
-    },
+    inputSchema: providerOnlySchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async handler(args, { caller }) {
       const id = args.provider as string;
@@ -271,12 +274,7 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
     title: 'Inspect a provider',
     description:
       'See what a provider can do before or after connecting it: its tool categories with each tool, how it connects and what that needs, whether this user has connected it (and as which account), and its documented limits. Works for providers not connected yet.',
-    inputSchema: {
-      type: 'object',
-      properties: { provider: providerProperty },
-      required: ['provider'],
-      additionalProperties: false,
-    },
+    inputSchema: providerOnlySchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
     async handler(args, { caller }) {
       const id = args.provider as string;

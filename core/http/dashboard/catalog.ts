@@ -3,16 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogReport } from '../../catalog/index.js';
 import type { ProviderState } from '../../admin/operations.js';
 import { html, type Html } from '../html.js';
-import {
-  badge,
-  count,
-  findingsBlock,
-  form,
-  sendDashboardPage,
-  table,
-  time,
-  type Dashboard,
-} from './layout.js';
+import { badge, count, findingsBlock, form, sectionPage, table, time, type Dashboard } from './layout.js';
 
 const STATE_BADGE: Record<ProviderState, Html> = {
   loaded: badge('ok', 'loaded'),
@@ -64,6 +55,7 @@ function reportCard(report: CatalogReport): Html {
  */
 export function catalogRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
   const { root, ops } = dashboard;
+  const page = sectionPage(dashboard, 'catalog');
 
   function catalogPage(request: FastifyRequest, reply: FastifyReply, report?: CatalogReport): FastifyReply {
     const status = ops.catalog();
@@ -89,11 +81,9 @@ export function catalogRoutes(dash: FastifyInstance, dashboard: Dashboard): void
         </tr>`,
     );
     const troubled = status.providers.filter((p) => p.state !== 'loaded');
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'catalog',
       'Catalog',
       html`<h1>Catalog</h1>
         <p class="lead">
@@ -139,11 +129,9 @@ export function catalogRoutes(dash: FastifyInstance, dashboard: Dashboard): void
     const { entry, state, findings } = ops.provider(request.params.id);
     if (!entry) return catalogPage(request, reply);
     const tools = new Map(entry.tools.map((t) => [t.name, t]));
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'catalog',
       entry.displayName,
       html`<p><a href="${root}/catalog">← Catalog</a></p>
         <h1>${entry.displayName} ${STATE_BADGE[state]}</h1>

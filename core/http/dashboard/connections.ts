@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConnectionEvent } from '../../store/types.js';
 import { html, type Html } from '../html.js';
-import { badge, count, sendDashboardPage, table, time, type Dashboard } from './layout.js';
+import { badge, count, sectionPage, table, time, type Dashboard } from './layout.js';
 
 const EVENT_BADGE: Record<ConnectionEvent, Html> = {
   connected: badge('ok', 'connected'),
@@ -17,6 +17,7 @@ const EVENT_BADGE: Record<ConnectionEvent, Html> = {
  */
 export function connectionsRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
   const { ops } = dashboard;
+  const page = sectionPage(dashboard, 'connections');
 
   dash.get('/connections', async (request, reply) => {
     const { rows, events } = await ops.connections();
@@ -27,11 +28,9 @@ export function connectionsRoutes(dash: FastifyInstance, dashboard: Dashboard): 
     );
     const provider = (id: string): Html =>
       html`${names.get(id) ?? id}${names.has(id) ? '' : html` <span class="muted">(not in the catalog)</span>`}`;
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'connections',
       'Connections',
       html`<h1>Connections</h1>
         <p class="lead">

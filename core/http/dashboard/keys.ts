@@ -11,7 +11,7 @@ import {
   form,
   notice,
   select,
-  sendDashboardPage,
+  sectionPage,
   table,
   time,
   type Dashboard,
@@ -67,6 +67,7 @@ function testKeyForm(request: FastifyRequest, root: string, error?: string): Htm
  */
 export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
   const { root, ops } = dashboard;
+  const page = sectionPage(dashboard, 'keys');
 
   async function keysPage(
     request: FastifyRequest,
@@ -103,11 +104,9 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
           </td>
         </tr>`,
     );
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'keys',
       'API keys',
       html`<h1>API keys</h1>
         <p class="lead">
@@ -191,11 +190,9 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
 
   function createdPage(request: FastifyRequest, reply: FastifyReply, created: CreatedKey): FastifyReply {
     const { key, record, config } = created;
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'keys',
       'Key created',
       html`<h1>Key created</h1>
         <p class="lead">
@@ -241,11 +238,9 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
     hint: string,
     result: KeyTestResult,
   ): FastifyReply {
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'keys',
       'Key test',
       html`<h1>Key test</h1>
         <p class="lead">tools/list with <code>${hint}</code> against this gateway’s /mcp/ (solo scope).</p>
@@ -326,11 +321,9 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
 
   dash.get<{ Params: { id: string } }>('/keys/:id/revoke', async (request, reply) => {
     const key = await ops.key(request.params.id);
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'keys',
       'Revoke key',
       html`<h1>Revoke key ${key.id}?</h1>
         <section class="card">

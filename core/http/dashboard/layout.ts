@@ -80,8 +80,27 @@ export interface PageOptions {
   copy?: boolean;
 }
 
-/** Sends a page of the signed-in dashboard: top navigation, the page's body, the sign-out form. */
-export function sendDashboardPage(
+/** Sends one page of a section: its document title (before ` · Toolgate`), its body, its options. */
+export type SectionPage = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  title: string,
+  body: Html,
+  options?: PageOptions,
+) => FastifyReply;
+
+/**
+ * How the routes of one section send their pages. Each route module binds its section once, so its
+ * pages cannot land under another tab and no call repeats the dashboard and the section.
+ */
+export function sectionPage(dashboard: Dashboard, section: Section): SectionPage {
+  return (request, reply, title, body, options) =>
+    sendDashboardPage(dashboard, request, reply, section, title, body, options);
+}
+
+// A page of the signed-in dashboard: top navigation with its section marked, the page's body, the
+// sign-out form.
+function sendDashboardPage(
   dashboard: Dashboard,
   request: FastifyRequest,
   reply: FastifyReply,

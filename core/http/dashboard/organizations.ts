@@ -11,11 +11,12 @@ import {
   form,
   notice,
   select,
-  sendDashboardPage,
+  sectionPage,
   table,
   time,
   type Dashboard,
   type FieldErrors,
+  type FieldOptions,
 } from './layout.js';
 
 // A refused app form: which provider's form, its errors, and what was typed (never the secret).
@@ -55,6 +56,7 @@ function ownerQuery(owner: Pick<NonNullable<AppOwner>, 'clientName' | 'orgId'> |
  */
 export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
   const { root, ops } = dashboard;
+  const page = sectionPage(dashboard, 'organizations');
 
   function slotCard(request: FastifyRequest, owner: AppOwner, slot: OAuthAppSlot, refused?: Refused): Html {
     const { provider, app } = slot;
@@ -62,6 +64,12 @@ export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard)
     const errors = mine?.errors ?? {};
     const typed = (name: keyof OAuthAppInput, stored: string | undefined): string =>
       mine ? text(mine.input[name]) : (stored ?? '');
+    // A field of this provider's form: its id unique in a page of one form per provider, its error
+    // after a refused save.
+    const appField = (
+      name: keyof OAuthAppInput,
+      options: Omit<FieldOptions, 'name' | 'id' | 'error'>,
+    ): Html => field({ name, id: `${provider.id}-${name}`, error: errors[name], ...options });
     const status = app
       ? badge('ok', owner ? 'own app' : 'stored app')
       : slot.fromEnvironment
@@ -94,54 +102,39 @@ export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard)
             html`<input type="hidden" name="provider" value="${provider.id}" />
               ${owner ? html`<input type="hidden" name="client" value="${owner.clientName}" /><input type="hidden" name="org_id" value="${owner.orgId}" />` : ''}
               <div class="stack">
-                ${field({
-                  name: 'client_id',
-                  id: `${provider.id}-client_id`,
+                ${appField('client_id', {
                   label: 'Client id',
                   value: typed('client_id', app?.oauthClientId),
-                  error: errors.client_id,
                   required: true,
                   attributes: html`autocomplete="off" spellcheck="false"`,
                 })}
-                ${field({
-                  name: 'client_secret',
-                  id: `${provider.id}-client_secret`,
+                ${appField('client_secret', {
                   label: 'Client secret',
                   hint: app
                     ? 'Write-only. Leave empty to keep the stored secret; a new client id needs its secret.'
                     : 'Write-only: stored encrypted, never shown again.',
                   type: 'password',
-                  error: errors.client_secret,
                   required: !app,
                   placeholder: app ? '•••••••• (stored)' : '',
                   attributes: html`autocomplete="new-password"`,
                 })}
-                ${field({
-                  name: 'display_name',
-                  id: `${provider.id}-display_name`,
+                ${appField('display_name', {
                   label: 'Display name',
                   hint: 'Shown on the consent pages, such as the organization’s name.',
                   value: typed('display_name', branding?.displayName),
-                  error: errors.display_name,
                   attributes: html`maxlength="100"`,
                 })}
-                ${field({
-                  name: 'logo_url',
-                  id: `${provider.id}-logo_url`,
+                ${appField('logo_url', {
                   label: 'Logo URL',
                   hint: 'https:// only; shown 40×40.',
                   type: 'url',
                   value: typed('logo_url', branding?.logoUrl),
-                  error: errors.logo_url,
                   placeholder: 'https://',
                 })}
-                ${field({
-                  name: 'accent_color',
-                  id: `${provider.id}-accent_color`,
+                ${appField('accent_color', {
                   label: 'Accent colour',
                   hint: '#RRGGBB, used for the buttons.',
                   value: typed('accent_color', branding?.accentColor),
-                  error: errors.accent_color,
                   placeholder: '#4f46e5',
                   attributes: html`pattern="#[0-9a-fA-F]{6}" maxlength="7"`,
                 })}
@@ -177,11 +170,9 @@ export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard)
           ?.users ?? 0)
       : 0;
     const title = owner ? `Organization ${owner.orgId}` : 'Default OAuth apps';
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'organizations',
       title,
       html`<p><a href="${root}/organizations">← Organizations</a></p>
         <h1>${title}</h1>
@@ -252,11 +243,9 @@ export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard)
           <td><a class="button" href="${root}/oauth-apps#app-${slot.provider.id}">Configure</a></td>
         </tr>`,
     );
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'organizations',
       'Organizations',
       html`<h1>Organizations</h1>
         <p class="lead">

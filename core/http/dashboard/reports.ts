@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { html } from '../html.js';
-import { badge, form, notice, sendDashboardPage, table, time, type Dashboard } from './layout.js';
+import { badge, form, notice, sectionPage, table, time, type Dashboard } from './layout.js';
 
 const FILTERS = [
   ['open', 'Open'],
@@ -13,6 +13,7 @@ type Filter = (typeof FILTERS)[number][0];
 /** Problem reports filed with `report_problem`, newest first; the operator marks them resolved. */
 export function reportsRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
   const { root, ops } = dashboard;
+  const page = sectionPage(dashboard, 'reports');
 
   dash.get<{ Querystring: { status?: string; resolved?: string } }>('/reports', async (request, reply) => {
     const filter: Filter = FILTERS.some(([id]) => id === request.query.status)
@@ -49,11 +50,9 @@ export function reportsRoutes(dash: FastifyInstance, dashboard: Dashboard): void
     );
     // The notice names a report only if it really is resolved: a crafted link cannot claim otherwise.
     const resolved = (await ops.reports('resolved')).find((r) => r.id === request.query.resolved)?.id;
-    return sendDashboardPage(
-      dashboard,
+    return page(
       request,
       reply,
-      'reports',
       'Problem reports',
       html`<h1>Problem reports</h1>
         <p class="lead">What agents reported with the <code>report_problem</code> tool, newest first.</p>
