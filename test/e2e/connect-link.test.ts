@@ -1,53 +1,35 @@
-import { EventEmitter } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, screenshot } from '../helpers/browser.js';
-import { connect, type TestClient } from '../helpers/clients.js';
-import { startGateway, until, type TestGateway } from '../helpers/gateway.js';
-import { startReceiver } from '../helpers/receiver.js';
+import {
+  connectWithKey,
+  countToolsChanged,
+  type TestClient,
+  type ToolsChangedCount,
+} from '../helpers/clients.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { petshopApi, startPetshop, type PetshopGateway } from '../helpers/petshop.js';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/catalog/valid/', import.meta.url));
 const KEY = 'ps_linkflow42';
 
-let api: Awaited<ReturnType<typeof startReceiver>>;
+let petshop: PetshopGateway;
 let tg: TestGateway;
 let client: TestClient;
+let toolsChanged: ToolsChangedCount;
 let browser: Awaited<ReturnType<typeof openBrowser>>;
-const changes = new EventEmitter();
-let notified = 0;
 
 beforeAll(async () => {
-  api = await startReceiver((req) =>
-    req.headers.authorization === `Bearer ${KEY}`
-      ? {
-          status: 200,
-          body: JSON.stringify({ email: 'linked@petshop.example', items: [] }),
-          headers: { 'content-type': 'application/json' },
-        }
-      : {
-          status: 401,
-          body: JSON.stringify({ message: 'invalid api key' }),
-          headers: { 'content-type': 'application/json' },
-        },
+  petshop = await startPetshop(
+    petshopApi({ keys: [KEY], body: { email: 'linked@petshop.example', items: [] } }),
   );
-  tg = await startGateway(
-    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', TOOLGATE_PROVIDER_PETSHOP_BASE_URL: api.url },
-    { manifestFiles: [`${FIXTURES}petshop.yaml`, `${FIXTURES}petshop.openapi.yaml`] },
-  );
-  const { key } = await tg.key('platform');
-  client = await connect('2025 (v1 client)', tg.mcpUrl('?org_id=acme&user_id=jane'), { 'X-API-Key': key });
-  await client.watchToolsChanged(() => {
-    notified++;
-    changes.emit('notified');
-  });
-  await until(tg.gateway.mcp.hub, 'change', () => tg.gateway.mcp.hub.size === 1);
+  tg = petshop.tg;
+  client = await connectWithKey(tg, '2025 (v1 client)', '?org_id=acme&user_id=jane', 'platform');
+  toolsChanged = await countToolsChanged(client, tg);
   browser = await openBrowser();
 });
 afterAll(async () => {
   await browser?.close();
   await client?.close();
-  await tg?.close();
-  await api?.close();
+  await petshop?.close();
 });
 
 function linkFrom(text: string): string {
@@ -87,7 +69,7 @@ describe('secure credential entry through a one-time link', () => {
     await screenshot(page, 'connect-page-done');
 
     // The agent's session is told its tools changed, and the new tools work.
-    await until(changes, 'notified', () => notified >= 1);
+    await toolsChanged.until((count) => count >= 1);
     expect(await client.listToolNames()).toContain('petshop_list_pets');
     const inspected = (await client.callTool('inspect_provider', { provider: 'petshop' })).content[0]!.text!;
     expect(inspected).toContain('connected as linked@petshop.example');

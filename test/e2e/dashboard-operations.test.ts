@@ -3,49 +3,42 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenshot } from '../helpers/browser.js';
-import { connect, type TestClient } from '../helpers/clients.js';
+import { connectWithKey, type TestClient } from '../helpers/clients.js';
 import { row, startDashboard, type DashboardHarness } from '../helpers/dashboard.js';
-import { startReceiver } from '../helpers/receiver.js';
+import { PETSHOP_MANIFESTS, petshopApi, petshopEnv } from '../helpers/petshop.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/catalog/valid/', import.meta.url));
 const PETSHOP_KEY = 'ps_dashboard42';
 
 const WEATHER = fileURLToPath(new URL('../fixtures/catalog/auth-none/weather.yaml', import.meta.url));
 const WEATHER_TEXT = readFileSync(WEATHER, 'utf8');
 
-let api: Awaited<ReturnType<typeof startReceiver>>;
+let api: Receiver;
 let d: DashboardHarness;
 let ann: TestClient;
 let bob: TestClient;
 
 beforeAll(async () => {
-  api = await startReceiver((req) =>
-    req.url.startsWith('/current') || req.headers.authorization === `Bearer ${PETSHOP_KEY}`
-      ? {
-          status: 200,
-          body: '{"email":"shop@petshop.example","items":[],"temp":21}',
-          headers: { 'content-type': 'application/json' },
-        }
-      : {
-          status: 401,
-          body: '{"message":"invalid api key"}',
-          headers: { 'content-type': 'application/json' },
-        },
+  // One loopback API for both providers: the weather tool's /current needs no key.
+  api = await startReceiver(
+    petshopApi({
+      keys: [PETSHOP_KEY],
+      body: { email: 'shop@petshop.example', items: [], temp: 21 },
+      open: (req) => req.url.startsWith('/current'),
+    }),
   );
   d = await startDashboard(
-    {
-      TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
-      TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url,
-      TOOLGATE_PROVIDER_PETSHOP_BASE_URL: api.url,
-    },
-    { manifestFiles: [WEATHER, `${FIXTURES}petshop.yaml`, `${FIXTURES}petshop.openapi.yaml`] },
+    { ...petshopEnv(api.url), TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url },
+    { manifestFiles: [WEATHER, ...PETSHOP_MANIFESTS] },
   );
-  ann = await connect('2025 (v1 client)', d.tg.mcpUrl('?user_id=ann'), {
-    'X-API-Key': (await d.tg.key('client', 'Ops Client')).key,
-  });
-  bob = await connect('2025 (v1 client)', d.tg.mcpUrl('?org_id=org-x&user_id=bob'), {
-    'X-API-Key': (await d.tg.key('platform', 'Ops Platform')).key,
-  });
+  ann = await connectWithKey(d.tg, '2025 (v1 client)', '?user_id=ann', 'client', 'Ops Client');
+  bob = await connectWithKey(
+    d.tg,
+    '2025 (v1 client)',
+    '?org_id=org-x&user_id=bob',
+    'platform',
+    'Ops Platform',
+  );
   await d.signIn();
 });
 afterAll(async () => {

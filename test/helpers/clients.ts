@@ -3,6 +3,9 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport as V1StreamableTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { EventEmitter } from 'node:events';
+import type { KeyType } from '../../core/domain.js';
+import { until, type TestGateway } from './gateway.js';
 
 /**
  * The real MCP clients of each protocol generation, behind one small interface so a test can run
@@ -76,6 +79,49 @@ export async function connect(
     },
     closed,
     close: () => client.close(),
+  };
+}
+
+/**
+ * Creates an API key of `type` for `clientName` and connects a client of `generation` with it (as
+ * X-API-Key) to the gateway's MCP endpoint, with `query` ("?user_id=u1") after it.
+ */
+export async function connectWithKey(
+  tg: TestGateway,
+  generation: Generation,
+  query: string,
+  type: KeyType = 'client',
+  clientName?: string,
+): Promise<TestClient> {
+  const { key } = await tg.key(type, clientName);
+  return connect(generation, tg.mcpUrl(query), { 'X-API-Key': key });
+}
+
+/** The notifications/tools/list_changed a client has received (see countToolsChanged). */
+export interface ToolsChangedCount {
+  /** How many have arrived so far. */
+  readonly count: number;
+  /** Resolves once `predicate(count)` holds, checked now and on each arrival (no polling). */
+  until(predicate: (count: number) => boolean): Promise<void>;
+}
+
+/**
+ * Counts the notifications/tools/list_changed `client` receives, and resolves once the gateway's
+ * hub holds its stream (the client is the only session), so that none sent from then on is missed.
+ */
+export async function countToolsChanged(client: TestClient, tg: TestGateway): Promise<ToolsChangedCount> {
+  const arrivals = new EventEmitter();
+  let count = 0;
+  await client.watchToolsChanged(() => {
+    count++;
+    arrivals.emit('notified');
+  });
+  await until(tg.gateway.mcp.hub, 'change', () => tg.gateway.mcp.hub.size === 1);
+  return {
+    get count() {
+      return count;
+    },
+    until: (predicate) => until(arrivals, 'notified', () => predicate(count)),
   };
 }
 

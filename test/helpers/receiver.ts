@@ -8,15 +8,27 @@ export interface Received {
   body: string;
 }
 
+/** What the stand-in answers to one request. */
+export interface Answer {
+  status: number;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** A JSON answer: `value` as the body, `content-type: application/json` unless `headers` names another. */
+export function jsonAnswer(status: number, value: unknown, headers: Record<string, string> = {}): Answer {
+  return { status, body: JSON.stringify(value), headers: { 'content-type': 'application/json', ...headers } };
+}
+
+/** A running stand-in (what `startReceiver` resolves to). */
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
 /**
  * A loopback HTTP server standing in for a third party: records every request and answers with
  * whatever `respond` says. `next()` resolves with the next request to arrive (or one already queued).
  */
 export async function startReceiver(
-  respond: (req: Received) => { status: number; body?: string; headers?: Record<string, string> } = () => ({
-    status: 200,
-    body: 'ok',
-  }),
+  respond: (req: Received) => Answer = () => ({ status: 200, body: 'ok' }),
 ) {
   const received: Received[] = [];
   const waiting: ((req: Received) => void)[] = [];

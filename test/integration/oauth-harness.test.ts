@@ -11,10 +11,9 @@ import {
   type AuthServer,
   type OAuthTestClient,
 } from '../helpers/oauth-server.js';
-import { startReceiver } from '../helpers/receiver.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 type Browser = Awaited<ReturnType<typeof openBrowser>>;
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 interface TokenAnswer {
   status: number;
@@ -85,6 +84,11 @@ async function tokenRequest(client: OAuthTestClient, form: Record<string, string
   }
   const res = await request(server.tokenUrl, { method: 'POST', headers, body: body.toString() });
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+}
+
+/** Exchanges `refreshToken` for new tokens at the token endpoint, as `client`. */
+function refresh(client: OAuthTestClient, refreshToken: unknown): Promise<TokenAnswer> {
+  return tokenRequest(client, { grant_type: 'refresh_token', refresh_token: String(refreshToken) });
 }
 
 async function callApi(path: string, accessToken: unknown) {
@@ -184,10 +188,7 @@ describe('OAuth 2 test harness', () => {
     });
 
     // Refresh rotates: a new refresh token and a new working access token.
-    const refreshed = await tokenRequest(basicClient, {
-      grant_type: 'refresh_token',
-      refresh_token: String(tokens.body.refresh_token),
-    });
+    const refreshed = await refresh(basicClient, tokens.body.refresh_token);
     expect(refreshed.status).toBe(200);
     expect(refreshed.body).toMatchObject({ scope: 'read write', expires_in: 30 });
     expect(refreshed.body.refresh_token).toEqual(expect.any(String));
@@ -196,16 +197,10 @@ describe('OAuth 2 test harness', () => {
     expect((await callApi('/me', refreshed.body.access_token)).status).toBe(200);
 
     // Replaying the rotated refresh token is invalid_grant and revokes the whole grant.
-    const replay = await tokenRequest(basicClient, {
-      grant_type: 'refresh_token',
-      refresh_token: String(tokens.body.refresh_token),
-    });
+    const replay = await refresh(basicClient, tokens.body.refresh_token);
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect((await callApi('/me', refreshed.body.access_token)).status).toBe(401);
-    const afterReplay = await tokenRequest(basicClient, {
-      grant_type: 'refresh_token',
-      refresh_token: String(refreshed.body.refresh_token),
-    });
+    const afterReplay = await refresh(basicClient, refreshed.body.refresh_token);
     expect(afterReplay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     expect(grantTypesSince(before)).toEqual([
@@ -240,37 +235,27 @@ describe('OAuth 2 test harness', () => {
     expect(expired.status).toBe(401);
     expect(expired.body).toEqual({ error: 'invalid_token' });
     expect(expired.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
-    const bobAgain = await tokenRequest(basicClient, {
-      grant_type: 'refresh_token',
-      refresh_token: String(bob.refresh_token),
-    });
+    const bobAgain = await refresh(basicClient, bob.refresh_token);
     expect(bobAgain.status).toBe(200);
     expect((await callApi('/me', bobAgain.body.access_token)).status).toBe(200);
 
     // One account's grants only.
     expect(server.revokeGrantsOf('bob')).toBe(1);
     expect((await callApi('/me', bobAgain.body.access_token)).status).toBe(401);
-    expect(
-      await tokenRequest(basicClient, {
-        grant_type: 'refresh_token',
-        refresh_token: String(bobAgain.body.refresh_token),
-      }),
-    ).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await refresh(basicClient, bobAgain.body.refresh_token)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
 
     // carol (client_secret_post) is untouched until revokeAll.
-    const carolAgain = await tokenRequest(postClient, {
-      grant_type: 'refresh_token',
-      refresh_token: String(carol.refresh_token),
-    });
+    const carolAgain = await refresh(postClient, carol.refresh_token);
     expect(carolAgain.status).toBe(200);
     expect(server.revokeAll()).toBeGreaterThanOrEqual(1);
     expect((await callApi('/me', carolAgain.body.access_token)).status).toBe(401);
-    expect(
-      await tokenRequest(postClient, {
-        grant_type: 'refresh_token',
-        refresh_token: String(carolAgain.body.refresh_token),
-      }),
-    ).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await refresh(postClient, carolAgain.body.refresh_token)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant' },
+    });
 
     // Without a token: 401 with a bare challenge.
     const anonymous = await request(`${server.resourceUrl}/me`);
@@ -309,10 +294,7 @@ describe('OAuth 2 test harness', () => {
     expect(status).toBe(401);
     expect(Date.now() - started).toBeLessThan(2_100);
     // The refresh token outlives it.
-    const refreshed = await tokenRequest(basicClient, {
-      grant_type: 'refresh_token',
-      refresh_token: String(tokens.refresh_token),
-    });
+    const refreshed = await refresh(basicClient, tokens.refresh_token);
     expect(refreshed.body).toMatchObject({ scope: 'write', expires_in: 2 });
   });
 

@@ -1,13 +1,18 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogReport } from '../../../core/catalog/index.js';
 import { runToolgate } from '../../helpers/cli.js';
-import { connect, type TestClient } from '../../helpers/clients.js';
-import { startGateway, until, type TestGateway } from '../../helpers/gateway.js';
-import { startReceiver } from '../../helpers/receiver.js';
+import {
+  connectWithKey,
+  countToolsChanged,
+  type TestClient,
+  type ToolsChangedCount,
+} from '../../helpers/clients.js';
+import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { jsonAnswer, startReceiver, type Receiver } from '../../helpers/receiver.js';
 
 function manifest(extraTool = ''): string {
   return `# yaml-language-server: $schema=./manifest.schema.json
@@ -43,19 +48,14 @@ const ALERTS = `  - name: weather_alerts
     request: { method: GET, path: /alerts, query: [city] }
 `;
 
-let api: Awaited<ReturnType<typeof startReceiver>>;
+let api: Receiver;
 let tg: TestGateway;
 let client: TestClient;
+let toolsChanged: ToolsChangedCount;
 let file: string;
-const changes = new EventEmitter();
-let notified = 0;
 
 beforeAll(async () => {
-  api = await startReceiver((req) => ({
-    status: 200,
-    body: JSON.stringify({ at: req.url }),
-    headers: { 'content-type': 'application/json' },
-  }));
+  api = await startReceiver((req) => jsonAnswer(200, { at: req.url }));
   // The manifest is in place before the gateway starts: no watcher event from setting up.
   const initial = join(mkdtempSync(join(tmpdir(), 'toolgate-weather-')), 'weather.yaml');
   writeFileSync(initial, manifest());
@@ -64,13 +64,8 @@ beforeAll(async () => {
     { manifestFiles: [initial] },
   );
   file = join(tg.manifestsDir, 'weather.yaml');
-  const { key } = await tg.key('client');
-  client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
-  await client.watchToolsChanged(() => {
-    notified++;
-    changes.emit('notified');
-  });
-  await until(tg.gateway.mcp.hub, 'change', () => tg.gateway.mcp.hub.size === 1);
+  client = await connectWithKey(tg, '2025 (v1 client)', '?user_id=u1');
+  toolsChanged = await countToolsChanged(client, tg);
 });
 afterAll(async () => {
   await client.close();
@@ -86,7 +81,7 @@ describe('hot reload of the catalog', () => {
     writeFileSync(file, manifest(ALERTS));
     const [report] = (await reloaded) as [CatalogReport];
     expect(report.changed).toEqual(['weather']);
-    await until(changes, 'notified', () => notified === 1);
+    await toolsChanged.until((count) => count === 1);
     expect(await client.listToolNames()).toContain('weather_alerts');
     const result = await client.callTool('weather_alerts', { city: 'Oslo' });
     expect(result.content[0]!.text).toContain('/alerts?city=Oslo');
@@ -133,7 +128,7 @@ describe('hot reload of the catalog', () => {
     expect(reloaded.code).toBe(0);
     expect(reloaded.stdout).toMatch(/Catalog version \d+/);
     expect(reloaded.stdout).toContain('changed: weather');
-    await until(changes, 'notified', () => notified >= 2);
+    await toolsChanged.until((count) => count >= 2);
     expect(await client.listToolNames()).not.toContain('weather_alerts');
   });
 });

@@ -1,18 +1,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, until, type TestGateway } from '../../helpers/gateway.js';
+import { PETSHOP_MANIFESTS } from '../../helpers/petshop.js';
 
-const FIXTURES = fileURLToPath(new URL('../../fixtures/catalog/valid/', import.meta.url));
 let tg: TestGateway;
 
 beforeAll(async () => {
-  tg = await startGateway(
-    {},
-    { manifestFiles: [`${FIXTURES}petshop.yaml`, `${FIXTURES}petshop.openapi.yaml`] },
-  );
+  tg = await startGateway({}, { manifestFiles: PETSHOP_MANIFESTS });
 });
 afterAll(() => tg.close());
 

@@ -10,10 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OutboundNetworkError } from '../../../core/upstream/outbound.js';
 import {
   OutboundBlockedError,
-  OutboundClient,
-  type OutboundOptions,
+  type OutboundClient,
   OutboundTimeoutError,
 } from '../../../core/upstream/outbound.js';
+import { useOutboundClients } from '../../helpers/outbound.js';
 
 interface Received {
   method: string;
@@ -31,16 +31,21 @@ interface TestServer {
 }
 
 const servers: Server[] = [];
-const clients: OutboundClient[] = [];
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
   await Promise.all(
     servers.splice(0).map((server) => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(resolve));
     }),
   );
+});
+// Registered after the servers' afterEach, so it runs first: the clients close before the servers.
+const client = useOutboundClients({
+  allowPrivateNetwork: true,
+  timeoutMs: 5_000,
+  maxResponseBytes: 1_000_000,
+  maxRedirects: 3,
 });
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<TestServer> {
@@ -66,18 +71,6 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
   state.port = (server.address() as AddressInfo).port;
   state.origin = `http://127.0.0.1:${state.port}`;
   return state;
-}
-
-function client(options: Partial<OutboundOptions> = {}): OutboundClient {
-  const created = new OutboundClient({
-    allowPrivateNetwork: true,
-    timeoutMs: 5_000,
-    maxResponseBytes: 1_000_000,
-    maxRedirects: 3,
-    ...options,
-  });
-  clients.push(created);
-  return created;
 }
 
 function redirect(status: number, location: string) {
@@ -148,26 +141,18 @@ describe('with private networks allowed (TOOLGATE_ALLOW_PRIVATE_NETWORK=1)', () 
     expect(target.received[0]?.headers.host).toBe(`service.test:${target.port}`);
   });
 
-  it('caps the body and says it was cut', async () => {
-    const target = await serve((_req, res) => res.end(Buffer.alloc(1_000_000, 'a')));
+  it.each([
+    ['caps the body and says it was cut', 1_000_000, true],
+    ['a body exactly at the cap is whole', 1_000, false],
+  ] as const)('%s', async (_name, size, truncated) => {
+    const target = await serve((_req, res) => res.end(Buffer.alloc(size, 'a')));
     const response = await client({ maxResponseBytes: 1_000 }).send({
       method: 'GET',
       url: target.origin,
       headers: {},
     });
     expect(response.body.length).toBe(1_000);
-    expect(response.truncated).toBe(true);
-  });
-
-  it('a body exactly at the cap is whole', async () => {
-    const target = await serve((_req, res) => res.end(Buffer.alloc(1_000, 'a')));
-    const response = await client({ maxResponseBytes: 1_000 }).send({
-      method: 'GET',
-      url: target.origin,
-      headers: {},
-    });
-    expect(response.body.length).toBe(1_000);
-    expect(response.truncated).toBe(false);
+    expect(response.truncated).toBe(truncated);
   });
 
   it('times out a server that never answers', async () => {

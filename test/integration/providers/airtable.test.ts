@@ -67,19 +67,16 @@ describe('airtable through /mcp/', () => {
       sort: [{ field: 'Name', direction: 'asc' }],
       pageSize: 50,
     };
-    const listed = await p.call('airtable_list_records', {
-      baseId: BASE,
-      tableIdOrName: 'Open tasks',
-      ...query,
-    });
-    expect(listed.isError).toBeFalsy();
-    expect(listed.text).toContain('Ship v2');
-    expect(listed.text).toContain('itrHz3bLsXg1vKw2L/rec560UJdUtocSouk');
-    p.expectSent({
-      method: 'POST',
-      url: `/v0/${BASE}/Open%20tasks/listRecords`,
-      headers: { 'content-type': 'application/json' },
-      json: query,
+    await p.expectCall({
+      tool: 'airtable_list_records',
+      args: { baseId: BASE, tableIdOrName: 'Open tasks', ...query },
+      ok: ['Ship v2', 'itrHz3bLsXg1vKw2L/rec560UJdUtocSouk'],
+      sent: {
+        method: 'POST',
+        url: `/v0/${BASE}/Open%20tasks/listRecords`,
+        headers: { 'content-type': 'application/json' },
+        json: query,
+      },
     });
   });
 
@@ -99,32 +96,26 @@ describe('airtable through /mcp/', () => {
   });
 
   it('passes Airtable’s error messages to the agent', async () => {
-    const invalid = await p.call('airtable_update_records', {
-      baseId: BASE,
-      tableIdOrName: 'tblQ4p2mGkHkA2rEp',
-      records: [{ id: 'rec560UJdUtocSouk', fields: { Due: 'next week' } }],
+    const records = [{ id: 'rec560UJdUtocSouk', fields: { Due: 'next week' } }];
+    await p.expectCall({
+      tool: 'airtable_update_records',
+      args: { baseId: BASE, tableIdOrName: 'tblQ4p2mGkHkA2rEp', records },
+      error: 'airtable returned HTTP 422 Unprocessable Entity: Field "Due" cannot accept the provided value',
+      sent: { method: 'PATCH', url: `/v0/${BASE}/tblQ4p2mGkHkA2rEp`, json: { records } },
     });
-    expect(invalid.isError).toBe(true);
-    expect(invalid.text).toContain(
-      'airtable returned HTTP 422 Unprocessable Entity: Field "Due" cannot accept the provided value',
-    );
-    p.expectSent({
-      method: 'PATCH',
-      url: `/v0/${BASE}/tblQ4p2mGkHkA2rEp`,
-      json: { records: [{ id: 'rec560UJdUtocSouk', fields: { Due: 'next week' } }] },
+    await p.expectCall({
+      tool: 'airtable_get_record',
+      args: {
+        baseId: 'appNotShared00000',
+        tableIdOrName: 'tblQ4p2mGkHkA2rEp',
+        recordId: 'rec560UJdUtocSouk',
+      },
+      error: [
+        /HTTP 403 Forbidden: Invalid permissions, or the requested model was not found/,
+        'may lack a permission or scope',
+      ],
+      sent: { method: 'GET', url: '/v0/appNotShared00000/tblQ4p2mGkHkA2rEp/rec560UJdUtocSouk' },
     });
-
-    const hidden = await p.call('airtable_get_record', {
-      baseId: 'appNotShared00000',
-      tableIdOrName: 'tblQ4p2mGkHkA2rEp',
-      recordId: 'rec560UJdUtocSouk',
-    });
-    expect(hidden.isError).toBe(true);
-    expect(hidden.text).toMatch(
-      /HTTP 403 Forbidden: Invalid permissions, or the requested model was not found/,
-    );
-    expect(hidden.text).toContain('may lack a permission or scope');
-    p.expectSent({ method: 'GET', url: '/v0/appNotShared00000/tblQ4p2mGkHkA2rEp/rec560UJdUtocSouk' });
   });
 
   it('refuses an id of the wrong kind before calling Airtable', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
 import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
@@ -65,19 +65,21 @@ const asanaApi = useProviderHarness({
 
 describe('Asana over /mcp/ with a seeded OAuth connection', () => {
   it("lists a project's open tasks with opt_fields as one comma-separated value", async () => {
-    const result = await asanaApi.call('asana_list_tasks', {
-      project: '1204',
-      completed_since: 'now',
-      limit: 20,
-      opt_fields: ['name', 'completed', 'due_on'],
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('Draft launch post');
-    asanaApi.expectSent({
-      method: 'GET',
-      url: '/api/1.0/tasks?project=1204&completed_since=now&limit=20&opt_fields=name,completed,due_on',
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: '',
+    await asanaApi.expectCall({
+      tool: 'asana_list_tasks',
+      args: {
+        project: '1204',
+        completed_since: 'now',
+        limit: 20,
+        opt_fields: ['name', 'completed', 'due_on'],
+      },
+      ok: 'Draft launch post',
+      sent: {
+        method: 'GET',
+        url: '/api/1.0/tasks?project=1204&completed_since=now&limit=20&opt_fields=name,completed,due_on',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: '',
+      },
     });
   });
 
@@ -89,56 +91,48 @@ describe('Asana over /mcp/ with a seeded OAuth connection', () => {
       due_on: '2026-05-01',
       notes: 'Seats 80.',
     };
-    const result = await asanaApi.call('asana_create_task', { data });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('https://app.asana.com/0/1204/1206');
-    asanaApi.expectSent({
-      method: 'POST',
-      url: '/api/1.0/tasks',
-      headers: { 'content-type': 'application/json' },
-      json: { data },
+    await asanaApi.expectCall({
+      tool: 'asana_create_task',
+      args: { data },
+      ok: 'https://app.asana.com/0/1204/1206',
+      sent: {
+        method: 'POST',
+        url: '/api/1.0/tasks',
+        headers: { 'content-type': 'application/json' },
+        json: { data },
+      },
     });
   });
 
   it('completes a task with a PUT', async () => {
-    const result = await asanaApi.call('asana_update_task', {
-      task_gid: '1205',
-      data: { completed: true },
+    const data = { completed: true };
+    await asanaApi.expectCall({
+      tool: 'asana_update_task',
+      args: { task_gid: '1205', data },
+      ok: true,
+      sent: { method: 'PUT', url: '/api/1.0/tasks/1205', json: { data } },
     });
-    expect(result.isError).toBeFalsy();
-    asanaApi.expectSent({ method: 'PUT', url: '/api/1.0/tasks/1205', json: { data: { completed: true } } });
   });
 
   it("passes Asana's own message on when search is not available", async () => {
-    const result = await asanaApi.call('asana_search_tasks', {
-      workspace_gid: '1100',
-      text: 'launch',
-      'assignee.any': 'me',
-      completed: false,
-    });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(
-      /^asana returned HTTP 402 Payment Required: Search is only available to premium users\./,
-    );
-    asanaApi.expectSent({
-      method: 'GET',
-      url: '/api/1.0/workspaces/1100/tasks/search?text=launch&assignee.any=me&completed=false',
+    await asanaApi.expectCall({
+      tool: 'asana_search_tasks',
+      args: { workspace_gid: '1100', text: 'launch', 'assignee.any': 'me', completed: false },
+      error: /^asana returned HTTP 402 Payment Required: Search is only available to premium users\./,
+      sent: {
+        method: 'GET',
+        url: '/api/1.0/workspaces/1100/tasks/search?text=launch&assignee.any=me&completed=false',
+      },
     });
   });
 
   it("relays Asana's 429 with its Retry-After", async () => {
-    const result = await asanaApi.call('asana_add_comment', {
-      task_gid: '1205',
-      data: { text: 'Venue confirmed.' },
-    });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(
-      /Please, be chill\.\nasana is rate limiting these calls: retry after 30 seconds\./,
-    );
-    asanaApi.expectSent({
-      method: 'POST',
-      url: '/api/1.0/tasks/1205/stories',
-      json: { data: { text: 'Venue confirmed.' } },
+    const data = { text: 'Venue confirmed.' };
+    await asanaApi.expectCall({
+      tool: 'asana_add_comment',
+      args: { task_gid: '1205', data },
+      error: /Please, be chill\.\nasana is rate limiting these calls: retry after 30 seconds\./,
+      sent: { method: 'POST', url: '/api/1.0/tasks/1205/stories', json: { data } },
     });
   });
 });

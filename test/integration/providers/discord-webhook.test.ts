@@ -85,14 +85,16 @@ describe('discord-webhook through /mcp/', () => {
       username: 'CI',
       embeds: [{ title: 'v2.3.0', description: 'All green', color: 5814783 }],
     };
-    const posted = await p.call('discord_webhook_send_message', args);
-    expect(posted.isError).toBeFalsy();
-    expect(posted.text).toContain(MESSAGE.id);
-    p.expectSent({
-      method: 'POST',
-      url: `${HOOK_PATH}?wait=true`,
-      headers: { 'content-type': 'application/json' },
-      json: args,
+    await p.expectCall({
+      tool: 'discord_webhook_send_message',
+      args,
+      ok: MESSAGE.id,
+      sent: {
+        method: 'POST',
+        url: `${HOOK_PATH}?wait=true`,
+        headers: { 'content-type': 'application/json' },
+        json: args,
+      },
     });
   });
 
@@ -115,13 +117,15 @@ describe('discord-webhook through /mcp/', () => {
   });
 
   it('surfaces a 429 with Retry-After and {message, retry_after, global} clearly', async () => {
-    const limited = await p.call('discord_webhook_send_message', { content: 'flood' });
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toBe(
-      'Discord is rate limiting this webhook (it accepts about 2 requests per second): retry after 0.6 seconds. ' +
+    await p.expectCall({
+      tool: 'discord_webhook_send_message',
+      args: { content: 'flood' },
+      error: true,
+      text:
+        'Discord is rate limiting this webhook (it accepts about 2 requests per second): retry after 0.6 seconds. ' +
         'The message was not posted. Discord said: "You are being rate limited."',
-    );
-    p.expectSent({ method: 'POST', url: `${HOOK_PATH}?wait=true`, json: { content: 'flood' } });
+      sent: { method: 'POST', url: `${HOOK_PATH}?wait=true`, json: { content: 'flood' } },
+    });
   });
 
   it('names the fields of a rejected form body', async () => {

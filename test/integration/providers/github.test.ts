@@ -5,6 +5,8 @@ import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 const TOKEN = 'gho_16C7e42F292c6912E7710c838347Ae178B4a';
 const DOCS = 'https://docs.github.com/rest';
 const RESET_IN = 120;
+/** The repository every call names. */
+const REPO = { owner: 'octo-org', repo: 'api' };
 
 const octocat = {
   login: 'octocat',
@@ -146,26 +148,21 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it('lists issues with only the filters given (no defaults sent) and the headers GitHub requires', async () => {
-    const result = await gh.call('github_issues_list_for_repo', {
-      owner: 'octo-org',
-      repo: 'api',
-      state: 'open',
-      labels: 'bug,ui',
-      sort: 'updated',
-      per_page: 5,
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"number": 1347');
-    gh.expectSent({
-      method: 'GET',
-      url: '/repos/octo-org/api/issues?state=open&labels=bug%2Cui&sort=updated&per_page=5',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        accept: 'application/vnd.github+json',
-        'x-github-api-version': '2022-11-28',
-        'user-agent': 'toolgate',
+    await gh.expectCall({
+      tool: 'github_issues_list_for_repo',
+      args: { ...REPO, state: 'open', labels: 'bug,ui', sort: 'updated', per_page: 5 },
+      ok: '"number": 1347',
+      sent: {
+        method: 'GET',
+        url: '/repos/octo-org/api/issues?state=open&labels=bug%2Cui&sort=updated&per_page=5',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          accept: 'application/vnd.github+json',
+          'x-github-api-version': '2022-11-28',
+          'user-agent': 'toolgate',
+        },
+        body: '',
       },
-      body: '',
     });
   });
 
@@ -176,92 +173,71 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
       labels: ['bug'],
       assignees: ['octocat'],
     };
-    const result = await gh.call('github_issues_create', { owner: 'octo-org', repo: 'api', ...issue });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"html_url": "https://github.com/octo-org/api/issues/1347"');
-    gh.expectSent({
-      method: 'POST',
-      url: '/repos/octo-org/api/issues',
-      headers: { 'content-type': 'application/json' },
-      json: issue,
+    await gh.expectCall({
+      tool: 'github_issues_create',
+      args: { ...REPO, ...issue },
+      ok: '"html_url": "https://github.com/octo-org/api/issues/1347"',
+      sent: {
+        method: 'POST',
+        url: '/repos/octo-org/api/issues',
+        headers: { 'content-type': 'application/json' },
+        json: issue,
+      },
     });
   });
 
   it('reads a file by path, its slashes percent-encoded as Octokit sends them', async () => {
-    const result = await gh.call('github_repos_get_content', {
-      owner: 'octo-org',
-      repo: 'api',
-      path: 'docs/README.md',
-      ref: 'main',
+    await gh.expectCall({
+      tool: 'github_repos_get_content',
+      args: { ...REPO, path: 'docs/README.md', ref: 'main' },
+      ok: '"content": "IyBBUEkgZG9jcwo=\\n"',
+      sent: { method: 'GET', url: '/repos/octo-org/api/contents/docs%2FREADME.md?ref=main' },
     });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"content": "IyBBUEkgZG9jcwo=\\n"');
-    gh.expectSent({ method: 'GET', url: '/repos/octo-org/api/contents/docs%2FREADME.md?ref=main' });
   });
 
   it('merges a pull request with a PUT and the chosen merge method', async () => {
-    const result = await gh.call('github_pulls_merge', {
-      owner: 'octo-org',
-      repo: 'api',
-      pull_number: 42,
-      merge_method: 'squash',
-      commit_title: 'Fix parser (#42)',
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('Pull Request successfully merged');
-    gh.expectSent({
-      method: 'PUT',
-      url: '/repos/octo-org/api/pulls/42/merge',
-      json: { commit_title: 'Fix parser (#42)', merge_method: 'squash' },
+    await gh.expectCall({
+      tool: 'github_pulls_merge',
+      args: { ...REPO, pull_number: 42, merge_method: 'squash', commit_title: 'Fix parser (#42)' },
+      ok: 'Pull Request successfully merged',
+      sent: {
+        method: 'PUT',
+        url: '/repos/octo-org/api/pulls/42/merge',
+        json: { commit_title: 'Fix parser (#42)', merge_method: 'squash' },
+      },
     });
   });
 
   it("passes GitHub's 404 and 422 messages on", async () => {
-    const missing = await gh.call('github_issues_get', {
-      owner: 'octo-org',
-      repo: 'api',
-      issue_number: 9999,
+    await gh.expectCall({
+      tool: 'github_issues_get',
+      args: { ...REPO, issue_number: 9999 },
+      error: /^github returned HTTP 404 Not Found: Not Found\nCheck the identifiers/,
+      sent: { method: 'GET', url: '/repos/octo-org/api/issues/9999' },
     });
-    expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/^github returned HTTP 404 Not Found: Not Found\nCheck the identifiers/);
-
-    const invalid = await gh.call('github_pulls_create', {
-      owner: 'octo-org',
-      repo: 'api',
-      title: 'Nothing to merge',
-      head: 'main',
-      base: 'main',
+    const pull = { title: 'Nothing to merge', head: 'main', base: 'main' };
+    await gh.expectCall({
+      tool: 'github_pulls_create',
+      args: { ...REPO, ...pull },
+      error: 'HTTP 422 Unprocessable Entity: Validation Failed (No commits between main and main)',
+      sent: { method: 'POST', url: '/repos/octo-org/api/pulls', json: pull },
     });
-    expect(invalid.isError).toBe(true);
-    expect(invalid.text).toContain(
-      'HTTP 422 Unprocessable Entity: Validation Failed (No commits between main and main)',
-    );
-    gh.expectSent(
-      { method: 'GET', url: '/repos/octo-org/api/issues/9999' },
-      {
-        method: 'POST',
-        url: '/repos/octo-org/api/pulls',
-        json: { title: 'Nothing to merge', head: 'main', base: 'main' },
-      },
-    );
   });
 
   it("reads GitHub's rate-limit 403 as a rate limit and says when to retry", async () => {
-    const result = await gh.call('github_search_issues_and_pull_requests', {
-      q: 'repo:octo-org/api is:issue is:open label:bug',
-      sort: 'created',
-      order: 'asc',
+    const { result } = await gh.expectCall({
+      tool: 'github_search_issues_and_pull_requests',
+      args: { q: 'repo:octo-org/api is:issue is:open label:bug', sort: 'created', order: 'asc' },
+      error: 'HTTP 403 Forbidden: API rate limit exceeded for user ID 583231.',
+      sent: {
+        method: 'GET',
+        url: '/search/issues?q=repo%3Aocto-org%2Fapi%20is%3Aissue%20is%3Aopen%20label%3Abug&sort=created&order=asc',
+      },
     });
-    expect(result.isError).toBe(true);
-    expect(result.text).toContain('HTTP 403 Forbidden: API rate limit exceeded for user ID 583231.');
     const wait = Number(
       /github is rate limiting these calls: retry after (\d+) seconds/.exec(result.text)?.[1],
     );
     expect(wait).toBeGreaterThan(RESET_IN - 5);
     expect(wait).toBeLessThanOrEqual(RESET_IN);
-    gh.expectSent({
-      method: 'GET',
-      url: '/search/issues?q=repo%3Aocto-org%2Fapi%20is%3Aissue%20is%3Aopen%20label%3Abug&sort=created&order=asc',
-    });
   });
 });

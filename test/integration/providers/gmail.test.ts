@@ -94,44 +94,50 @@ const mail = useGoogleApi({
 
 describe('Gmail over /mcp/ with a seeded OAuth connection', () => {
   it('searches with Gmail query syntax and repeated labelIds', async () => {
-    const result = await mail.call('gmail_list_messages', {
-      q: 'from:ana@example.com is:unread',
-      labelIds: ['INBOX', 'UNREAD'],
-      maxResults: 10,
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain(`"threadId": "${THREAD}"`);
-    mail.expectSent({
-      method: 'GET',
-      url: '/gmail/v1/users/me/messages?q=from%3Aana%40example.com%20is%3Aunread&labelIds=INBOX&labelIds=UNREAD&maxResults=10',
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: '',
+    await mail.expectCall({
+      tool: 'gmail_list_messages',
+      args: { q: 'from:ana@example.com is:unread', labelIds: ['INBOX', 'UNREAD'], maxResults: 10 },
+      ok: `"threadId": "${THREAD}"`,
+      sent: {
+        method: 'GET',
+        url: '/gmail/v1/users/me/messages?q=from%3Aana%40example.com%20is%3Aunread&labelIds=INBOX&labelIds=UNREAD&maxResults=10',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: '',
+      },
     });
   });
 
   it("reads a message with its text parts decoded from Gmail's base64url", async () => {
-    const result = await mail.call('gmail_get_message', { id: fullMessage.id });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"text": "Are we still on for Thursday? — Ana\\r\\n"');
-    expect(result.text).toContain('"text": "<div>Are we still on for Thursday? — Ana</div>"');
+    const { result } = await mail.expectCall({
+      tool: 'gmail_get_message',
+      args: { id: fullMessage.id },
+      ok: [
+        '"text": "Are we still on for Thursday? — Ana\\r\\n"',
+        '"text": "<div>Are we still on for Thursday? — Ana</div>"',
+      ],
+      sent: { method: 'GET', url: `/gmail/v1/users/me/messages/${fullMessage.id}`, body: '' },
+    });
     expect(result.text).not.toContain('"data"');
-    mail.expectSent({ method: 'GET', url: `/gmail/v1/users/me/messages/${fullMessage.id}`, body: '' });
   });
 
   it('sends a new email as a base64url RFC 2822 message in raw', async () => {
-    const result = await mail.call('gmail_send_message', {
-      to: ['Ana Lima <ana@example.com>'],
-      cc: ['bob@example.com'],
-      subject: 'Grüße aus Köln',
-      body: 'Hallo Ana,\nbis Donnerstag!',
+    const { requests } = await mail.expectCall({
+      tool: 'gmail_send_message',
+      args: {
+        to: ['Ana Lima <ana@example.com>'],
+        cc: ['bob@example.com'],
+        subject: 'Grüße aus Köln',
+        body: 'Hallo Ana,\nbis Donnerstag!',
+      },
+      ok: true,
+      text: 'Sent: message 18e2f3a4b5c6d7f0 in thread 18e2f3a4b5c6d7f1.',
+      sent: {
+        method: 'POST',
+        url: '/gmail/v1/users/me/messages/send',
+        headers: { 'content-type': 'application/json' },
+      },
     });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toBe('Sent: message 18e2f3a4b5c6d7f0 in thread 18e2f3a4b5c6d7f1.');
-    const [request] = mail.expectSent({
-      method: 'POST',
-      url: '/gmail/v1/users/me/messages/send',
-      headers: { 'content-type': 'application/json' },
-    });
+    const [request] = requests;
     expect(Object.keys(jsonBody(request) as object)).toEqual(['raw']);
     expect(rawMessage(request)).toBe(
       [
@@ -149,21 +155,25 @@ describe('Gmail over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it("replies in a thread: looks up the thread's Message-ID, then sends with threadId", async () => {
-    const result = await mail.call('gmail_send_message', {
-      to: ['ana@example.com'],
-      body: 'Yes, see you there.',
-      html: '<p>Yes, see you there.</p>',
-      thread_id: THREAD,
-    });
-    expect(result.isError).toBeFalsy();
-    const [, send] = mail.expectSent(
-      {
-        method: 'GET',
-        url: `/gmail/v1/users/me/threads/${THREAD}?format=metadata&metadataHeaders=Message-ID&metadataHeaders=References&metadataHeaders=Subject`,
-        body: '',
+    const { requests } = await mail.expectCall({
+      tool: 'gmail_send_message',
+      args: {
+        to: ['ana@example.com'],
+        body: 'Yes, see you there.',
+        html: '<p>Yes, see you there.</p>',
+        thread_id: THREAD,
       },
-      { method: 'POST', url: '/gmail/v1/users/me/messages/send' },
-    );
+      ok: true,
+      sent: [
+        {
+          method: 'GET',
+          url: `/gmail/v1/users/me/threads/${THREAD}?format=metadata&metadataHeaders=Message-ID&metadataHeaders=References&metadataHeaders=Subject`,
+          body: '',
+        },
+        { method: 'POST', url: '/gmail/v1/users/me/messages/send' },
+      ],
+    });
+    const [, send] = requests;
     expect(Object.keys(jsonBody(send) as object)).toEqual(['raw', 'threadId']);
     expect(jsonBody(send)).toMatchObject({ threadId: THREAD });
     const message = rawMessage(send);
@@ -176,37 +186,34 @@ describe('Gmail over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it('marks a message read by removing the UNREAD label', async () => {
-    const result = await mail.call('gmail_modify_message', {
-      id: fullMessage.id,
-      removeLabelIds: ['UNREAD'],
-    });
-    expect(result.isError).toBeFalsy();
-    mail.expectSent({
-      method: 'POST',
-      url: `/gmail/v1/users/me/messages/${fullMessage.id}/modify`,
-      json: { removeLabelIds: ['UNREAD'] },
+    await mail.expectCall({
+      tool: 'gmail_modify_message',
+      args: { id: fullMessage.id, removeLabelIds: ['UNREAD'] },
+      ok: true,
+      sent: {
+        method: 'POST',
+        url: `/gmail/v1/users/me/messages/${fullMessage.id}/modify`,
+        json: { removeLabelIds: ['UNREAD'] },
+      },
     });
   });
 
   it("passes Gmail's errors on: a 404 read, and a 429 send with its Retry-After", async () => {
-    const missing = await mail.call('gmail_get_message', { id: '0000000000000000' });
-    expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/^gmail returned HTTP 404 Not Found: Requested entity was not found\.\n/);
-
-    const limited = await mail.call('gmail_send_message', {
-      to: ['ana@example.com'],
-      subject: 'Over quota',
-      body: '…',
+    await mail.expectCall({
+      tool: 'gmail_get_message',
+      args: { id: '0000000000000000' },
+      error: /^gmail returned HTTP 404 Not Found: Requested entity was not found\.\n/,
+      sent: { method: 'GET', url: '/gmail/v1/users/me/messages/0000000000000000' },
     });
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toBe(
-      'Gmail answered HTTP 429: User-rate limit exceeded. Retry after 2025-03-10T10:00:30.000Z\n' +
+    await mail.expectCall({
+      tool: 'gmail_send_message',
+      args: { to: ['ana@example.com'], subject: 'Over quota', body: '…' },
+      error: true,
+      text:
+        'Gmail answered HTTP 429: User-rate limit exceeded. Retry after 2025-03-10T10:00:30.000Z\n' +
         'Gmail is rate limiting this account (sending costs 100 quota units a message): retry after 30 seconds.',
-    );
-    mail.expectSent(
-      { method: 'GET', url: '/gmail/v1/users/me/messages/0000000000000000' },
-      { method: 'POST', url: '/gmail/v1/users/me/messages/send' },
-    );
+      sent: { method: 'POST', url: '/gmail/v1/users/me/messages/send' },
+    });
   });
 
   it('refuses a recipient that would inject a header, before calling Gmail', async () => {

@@ -76,18 +76,16 @@ const gcal = useGoogleApi({
 
 describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
   it('lists events of the primary calendar, expanded and ordered by start time by default', async () => {
-    const result = await gcal.call('google_calendar_list_events', {
-      timeMin: '2025-03-10T00:00:00Z',
-      timeMax: '2025-03-15T00:00:00Z',
-      q: 'standup',
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"hangoutLink": "https://meet.google.com/abc-defg-hij"');
-    gcal.expectSent({
-      method: 'GET',
-      url: '/calendar/v3/calendars/primary/events?timeMin=2025-03-10T00%3A00%3A00Z&timeMax=2025-03-15T00%3A00%3A00Z&q=standup&singleEvents=true&orderBy=startTime',
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: '',
+    await gcal.expectCall({
+      tool: 'google_calendar_list_events',
+      args: { timeMin: '2025-03-10T00:00:00Z', timeMax: '2025-03-15T00:00:00Z', q: 'standup' },
+      ok: '"hangoutLink": "https://meet.google.com/abc-defg-hij"',
+      sent: {
+        method: 'GET',
+        url: '/calendar/v3/calendars/primary/events?timeMin=2025-03-10T00%3A00%3A00Z&timeMax=2025-03-15T00%3A00%3A00Z&q=standup&singleEvents=true&orderBy=startTime',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: '',
+      },
     });
   });
 
@@ -101,56 +99,47 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
         createRequest: { requestId: 'design-review-0312', conferenceSolutionKey: { type: 'hangoutsMeet' } },
       },
     };
-    const result = await gcal.call('google_calendar_create_event', {
-      calendarId: TEAM,
-      ...event,
-      sendUpdates: 'all',
-      conferenceDataVersion: 1,
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"id": "q1b2c3d4e5f6g7h8"');
-    gcal.expectSent({
-      method: 'POST',
-      url: `/calendar/v3/calendars/c_8f1f0d2e3a4b5c6d%40group.calendar.google.com/events?sendUpdates=all&conferenceDataVersion=1`,
-      headers: { 'content-type': 'application/json' },
-      json: event,
+    await gcal.expectCall({
+      tool: 'google_calendar_create_event',
+      args: { calendarId: TEAM, ...event, sendUpdates: 'all', conferenceDataVersion: 1 },
+      ok: '"id": "q1b2c3d4e5f6g7h8"',
+      sent: {
+        method: 'POST',
+        url: `/calendar/v3/calendars/c_8f1f0d2e3a4b5c6d%40group.calendar.google.com/events?sendUpdates=all&conferenceDataVersion=1`,
+        headers: { 'content-type': 'application/json' },
+        json: event,
+      },
     });
   });
 
   it('patches only the fields given, and deletes with a 204', async () => {
-    const updated = await gcal.call('google_calendar_update_event', {
-      calendarId: TEAM,
-      eventId: 'q1b2c3d4e5f6g7h8',
-      summary: 'Design review (moved)',
-      sendUpdates: 'externalOnly',
-    });
-    expect(updated.isError).toBeFalsy();
-    const deleted = await gcal.call('google_calendar_delete_event', {
-      calendarId: TEAM,
-      eventId: 'q1b2c3d4e5f6g7h8',
-      sendUpdates: 'none',
-    });
-    expect(deleted).toMatchObject({ content: [{ type: 'text', text: 'Done (HTTP 204).' }] });
-    gcal.expectSent(
-      {
+    const event = { calendarId: TEAM, eventId: 'q1b2c3d4e5f6g7h8' };
+    await gcal.expectCall({
+      tool: 'google_calendar_update_event',
+      args: { ...event, summary: 'Design review (moved)', sendUpdates: 'externalOnly' },
+      ok: true,
+      sent: {
         method: 'PATCH',
         url: `${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=externalOnly`,
         json: { summary: 'Design review (moved)' },
       },
-      { method: 'DELETE', url: `${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=none`, body: '' },
-    );
+    });
+    const deleted = await gcal.call('google_calendar_delete_event', { ...event, sendUpdates: 'none' });
+    expect(deleted).toMatchObject({ content: [{ type: 'text', text: 'Done (HTTP 204).' }] });
+    gcal.expectSent({ method: 'DELETE', url: `${TEAM_EVENTS}/q1b2c3d4e5f6g7h8?sendUpdates=none`, body: '' });
   });
 
   it('quick-adds from text sent as a query parameter, with no body', async () => {
-    const result = await gcal.call('google_calendar_quick_add_event', {
-      text: 'Lunch with Ana tomorrow 12:30',
-    });
-    expect(result.isError).toBeFalsy();
-    gcal.expectSent({
-      method: 'POST',
-      url: '/calendar/v3/calendars/primary/events/quickAdd?text=Lunch%20with%20Ana%20tomorrow%2012%3A30',
-      headers: { 'content-type': undefined },
-      body: '',
+    await gcal.expectCall({
+      tool: 'google_calendar_quick_add_event',
+      args: { text: 'Lunch with Ana tomorrow 12:30' },
+      ok: true,
+      sent: {
+        method: 'POST',
+        url: '/calendar/v3/calendars/primary/events/quickAdd?text=Lunch%20with%20Ana%20tomorrow%2012%3A30',
+        headers: { 'content-type': undefined },
+        body: '',
+      },
     });
   });
 
@@ -161,25 +150,26 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
       timeZone: 'Europe/Berlin',
       items: [{ id: 'primary' }, { id: 'nobody@example.com' }],
     };
-    const result = await gcal.call('google_calendar_query_free_busy', query);
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('"reason": "notFound"');
-    gcal.expectSent({ method: 'POST', url: '/calendar/v3/freeBusy', json: query });
+    await gcal.expectCall({
+      tool: 'google_calendar_query_free_busy',
+      args: query,
+      ok: '"reason": "notFound"',
+      sent: { method: 'POST', url: '/calendar/v3/freeBusy', json: query },
+    });
   });
 
   it("passes Google's 404 and 429 on in Google's words, with when to retry", async () => {
-    const missing = await gcal.call('google_calendar_get_event', { eventId: 'nosuchevent' });
-    expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/^google-calendar returned HTTP 404 Not Found: Not Found\n/);
-
-    const limited = await gcal.call('google_calendar_list_calendars', {});
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toMatch(
-      /HTTP 429 Too Many Requests: Rate Limit Exceeded.*rate limiting these calls: retry after 30 seconds/s,
-    );
-    gcal.expectSent(
-      { method: 'GET', url: '/calendar/v3/calendars/primary/events/nosuchevent' },
-      { method: 'GET', url: '/calendar/v3/users/me/calendarList' },
-    );
+    await gcal.expectCall({
+      tool: 'google_calendar_get_event',
+      args: { eventId: 'nosuchevent' },
+      error: /^google-calendar returned HTTP 404 Not Found: Not Found\n/,
+      sent: { method: 'GET', url: '/calendar/v3/calendars/primary/events/nosuchevent' },
+    });
+    await gcal.expectCall({
+      tool: 'google_calendar_list_calendars',
+      error:
+        /HTTP 429 Too Many Requests: Rate Limit Exceeded.*rate limiting these calls: retry after 30 seconds/s,
+      sent: { method: 'GET', url: '/calendar/v3/users/me/calendarList' },
+    });
   });
 });

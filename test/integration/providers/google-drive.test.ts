@@ -61,101 +61,101 @@ const gdrive = useGoogleApi({
 
 describe('Google Drive over /mcp/ with a seeded OAuth connection', () => {
   it("searches with Drive's query language, asking for the fields agents need", async () => {
-    const result = await gdrive.call('google_drive_list_files', {
-      q: "name contains 'budget' and trashed = false",
-      orderBy: 'modifiedTime desc',
-      pageSize: 10,
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain(`"webViewLink": "${doc.webViewLink}"`);
-    const [sent] = gdrive.expectSent({
-      method: 'GET',
-      path: '/drive/v3/files',
-      query: [
-        ['q', "name contains 'budget' and trashed = false"],
-        ['orderBy', 'modifiedTime desc'],
-        ['pageSize', '10'],
-        [
-          'fields',
-          'nextPageToken, files(id, name, mimeType, modifiedTime, size, webViewLink, parents, owners(displayName, emailAddress))',
+    const { requests } = await gdrive.expectCall({
+      tool: 'google_drive_list_files',
+      args: { q: "name contains 'budget' and trashed = false", orderBy: 'modifiedTime desc', pageSize: 10 },
+      ok: `"webViewLink": "${doc.webViewLink}"`,
+      sent: {
+        method: 'GET',
+        path: '/drive/v3/files',
+        query: [
+          ['q', "name contains 'budget' and trashed = false"],
+          ['orderBy', 'modifiedTime desc'],
+          ['pageSize', '10'],
+          [
+            'fields',
+            'nextPageToken, files(id, name, mimeType, modifiedTime, size, webViewLink, parents, owners(displayName, emailAddress))',
+          ],
         ],
-      ],
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: '',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: '',
+      },
     });
     // Every reserved character is percent-encoded (RFC 3986), as Google's clients send it.
-    expect(sent!.url).toMatch(
+    expect(requests[0]!.url).toMatch(
       /^\/drive\/v3\/files\?q=name%20contains%20%27budget%27%20and%20trashed%20%3D%20false&/,
     );
   });
 
   it('exports a Google Doc as Markdown and downloads a CSV file as text', async () => {
-    const exported = await gdrive.call('google_drive_export_file', {
-      fileId: DOC,
-      mimeType: 'text/markdown',
+    await gdrive.expectCall({
+      tool: 'google_drive_export_file',
+      args: { fileId: DOC, mimeType: 'text/markdown' },
+      ok: '| Rent | 1200 |',
+      sent: { method: 'GET', url: `/drive/v3/files/${DOC}/export?mimeType=text%2Fmarkdown` },
     });
-    expect(exported.isError).toBeFalsy();
-    expect(exported.text).toContain('| Rent | 1200 |');
-    const downloaded = await gdrive.call('google_drive_download_file', { fileId: CSV });
-    expect(downloaded.text).toBe('item,amount\nrent,1200\n');
-    gdrive.expectSent(
-      { method: 'GET', url: `/drive/v3/files/${DOC}/export?mimeType=text%2Fmarkdown` },
-      { method: 'GET', url: `/drive/v3/files/${CSV}?alt=media` },
-    );
+    await gdrive.expectCall({
+      tool: 'google_drive_download_file',
+      args: { fileId: CSV },
+      ok: true,
+      text: 'item,amount\nrent,1200\n',
+      sent: { method: 'GET', url: `/drive/v3/files/${CSV}?alt=media` },
+    });
   });
 
   it('renames and moves a file with one PATCH: folder changes in the query, metadata in the body', async () => {
-    const result = await gdrive.call('google_drive_update_file', {
-      fileId: DOC,
-      name: 'Q3 budget (final)',
-      addParents: '0BArchive',
-      removeParents: '0AFolderRootxyz',
-    });
-    expect(result.isError).toBeFalsy();
-    gdrive.expectSent({
-      method: 'PATCH',
-      path: `/drive/v3/files/${DOC}`,
-      query: [
-        ['addParents', '0BArchive'],
-        ['removeParents', '0AFolderRootxyz'],
-        ['fields', FILE_FIELDS],
-      ],
-      headers: { 'content-type': 'application/json' },
-      json: { name: 'Q3 budget (final)' },
+    await gdrive.expectCall({
+      tool: 'google_drive_update_file',
+      args: {
+        fileId: DOC,
+        name: 'Q3 budget (final)',
+        addParents: '0BArchive',
+        removeParents: '0AFolderRootxyz',
+      },
+      ok: true,
+      sent: {
+        method: 'PATCH',
+        path: `/drive/v3/files/${DOC}`,
+        query: [
+          ['addParents', '0BArchive'],
+          ['removeParents', '0AFolderRootxyz'],
+          ['fields', FILE_FIELDS],
+        ],
+        headers: { 'content-type': 'application/json' },
+        json: { name: 'Q3 budget (final)' },
+      },
     });
   });
 
   it('shares a file with a person, without the notification email', async () => {
-    const result = await gdrive.call('google_drive_share_file', {
-      fileId: DOC,
-      type: 'user',
-      role: 'writer',
-      emailAddress: 'bob@example.com',
-      sendNotificationEmail: false,
-    });
-    expect(result.isError).toBeFalsy();
-    gdrive.expectSent({
-      method: 'POST',
-      path: `/drive/v3/files/${DOC}/permissions`,
-      query: [['sendNotificationEmail', 'false']],
-      json: { type: 'user', role: 'writer', emailAddress: 'bob@example.com' },
+    const permission = { type: 'user', role: 'writer', emailAddress: 'bob@example.com' };
+    await gdrive.expectCall({
+      tool: 'google_drive_share_file',
+      args: { fileId: DOC, ...permission, sendNotificationEmail: false },
+      ok: true,
+      sent: {
+        method: 'POST',
+        path: `/drive/v3/files/${DOC}/permissions`,
+        query: [['sendNotificationEmail', 'false']],
+        json: permission,
+      },
     });
   });
 
   it("passes Drive's errors on in its own words", async () => {
-    const missing = await gdrive.call('google_drive_get_file', { fileId: '1Nope' });
-    expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/^google-drive returned HTTP 404 Not Found: File not found: 1Nope\.\n/);
-
-    const limited = await gdrive.call('google_drive_get_about', {});
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toContain('HTTP 403 Forbidden: User rate limit exceeded.');
-    gdrive.expectSent(
-      { method: 'GET', path: '/drive/v3/files/1Nope' },
-      {
+    await gdrive.expectCall({
+      tool: 'google_drive_get_file',
+      args: { fileId: '1Nope' },
+      error: /^google-drive returned HTTP 404 Not Found: File not found: 1Nope\.\n/,
+      sent: { method: 'GET', path: '/drive/v3/files/1Nope' },
+    });
+    await gdrive.expectCall({
+      tool: 'google_drive_get_about',
+      error: 'HTTP 403 Forbidden: User rate limit exceeded.',
+      sent: {
         method: 'GET',
         url: '/drive/v3/about?fields=user%28displayName%2C%20emailAddress%29%2C%20storageQuota',
       },
-    );
+    });
   });
 });

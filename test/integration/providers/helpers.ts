@@ -11,17 +11,19 @@ import type { ProviderPlugin } from '../../../core/plugins/types.js';
 import { PLUGINS } from '../../../plugins/index.js';
 import { connect, type TestClient } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
-import { startReceiver, type Received } from '../../helpers/receiver.js';
+import {
+  jsonAnswer as plainJsonAnswer,
+  startReceiver,
+  type Answer,
+  type Received,
+  type Receiver,
+} from '../../helpers/receiver.js';
+import { expectToolError, expectToolOk, type Mention, type ToolCallResult } from '../../helpers/results.js';
 
-/** What a loopback API answers. */
-export interface Answer {
-  status: number;
-  body?: string;
-  headers?: Record<string, string>;
-}
+export type { Answer } from '../../helpers/receiver.js';
 
 /** The loopback stand-in for a provider's API. */
-export type LoopbackApi = Awaited<ReturnType<typeof startReceiver>>;
+export type LoopbackApi = Receiver;
 
 const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
 
@@ -31,13 +33,9 @@ export function providerManifestFiles(id: string): string[] {
   return [`${MANIFESTS}${id}.yaml`, ...(existsSync(document) ? [document] : [])];
 }
 
-/** A JSON answer, as the provider sends it. */
+/** A JSON answer, as the provider sends it (`content-type: application/json; charset=utf-8`). */
 export function jsonAnswer(status: number, value: unknown, headers: Record<string, string> = {}): Answer {
-  return {
-    status,
-    body: JSON.stringify(value),
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  };
+  return plainJsonAnswer(status, value, { 'content-type': 'application/json; charset=utf-8', ...headers });
 }
 
 /** The parsed JSON body of a request the loopback API received. */
@@ -95,7 +93,23 @@ export function expectRequest(request: Received | undefined, expected: ExpectedR
 }
 
 /** A tool's result, with the text of its first content block. */
-export type ToolResult = Awaited<ReturnType<TestClient['callTool']>> & { text: string };
+export type ToolResult = ToolCallResult & { text: string };
+
+/** What the call of an ExpectedCall must come to: `true`, or mentions its text holds (see Mention). */
+export type Outcome = true | Mention | Mention[];
+
+/**
+ * One tool call of user u1 and what a test expects of it: that it succeeds (`ok`) or fails
+ * (`error`: isError), with what its text holds; optionally its whole `text`; and, when `sent` is
+ * given, the requests the API received since the last check, exactly (see `expectSent`).
+ */
+export type ExpectedCall = {
+  tool: string;
+  args?: Record<string, unknown>;
+  /** The whole text of the result, exactly. */
+  text?: string;
+  sent?: ExpectedRequest | ExpectedRequest[];
+} & ({ ok: Outcome; error?: never } | { error: Outcome; ok?: never });
 
 /**
  * How the harness's MCP client (user u1) comes to have the provider:
@@ -137,6 +151,11 @@ export interface ProviderHarness {
   expectSent(...expected: ExpectedRequest[]): Received[];
   /** Calls a tool as user u1. */
   call(tool: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  /**
+   * Calls a tool as user u1 and asserts what `expected` says of the result and of the requests
+   * sent; returns the result and those requests (none when `expected.sent` is not given).
+   */
+  expectCall(expected: ExpectedCall): Promise<{ result: ToolResult; requests: Received[] }>;
   /** Calls connect_provider for this provider. */
   connectProvider(credentials: Record<string, string>, fields?: Record<string, string>): Promise<ToolResult>;
   /** What inspect_provider says about this provider. */
@@ -177,6 +196,13 @@ export async function providerHarness(options: HarnessOptions): Promise<Provider
     seen = api.received.length;
     return fresh;
   };
+  const expectSent = (...expected: ExpectedRequest[]): Received[] => {
+    const requests = sent();
+    const received = requests.map((r) => `${r.method} ${r.url}`).join(', ');
+    expect(requests.length, `requests received: ${received || 'none'}`).toBe(expected.length);
+    expected.forEach((one, i) => expectRequest(requests[i], one));
+    return requests;
+  };
   const call = async (tool: string, args: Record<string, unknown> = {}): Promise<ToolResult> => {
     const result = await client.callTool(tool, args);
     return { ...result, text: result.content[0]?.text ?? '' };
@@ -186,14 +212,18 @@ export async function providerHarness(options: HarnessOptions): Promise<Provider
     tg,
     client,
     sent,
-    expectSent(...expected) {
-      const requests = sent();
-      const received = requests.map((r) => `${r.method} ${r.url}`).join(', ');
-      expect(requests.length, `requests received: ${received || 'none'}`).toBe(expected.length);
-      expected.forEach((one, i) => expectRequest(requests[i], one));
-      return requests;
-    },
+    expectSent,
     call,
+    async expectCall(expected) {
+      const result = await call(expected.tool, expected.args);
+      const mentions = (outcome: Outcome): Mention[] =>
+        outcome === true ? [] : Array.isArray(outcome) ? outcome : [outcome];
+      if (expected.ok !== undefined) expectToolOk(result, ...mentions(expected.ok));
+      else expectToolError(result, ...mentions(expected.error));
+      if (expected.text !== undefined) expect(result.text).toBe(expected.text);
+      const requests = expected.sent === undefined ? [] : expectSent(...[expected.sent].flat());
+      return { result, requests };
+    },
     connectProvider: (credentials, fields) =>
       call('connect_provider', { provider, credentials, ...(fields ? { fields } : {}) }),
     inspect: async () => (await call('inspect_provider', { provider })).text,
@@ -232,6 +262,7 @@ export function useProviderHarness(options: HarnessOptions): ProviderHarness {
     sent: () => harness().sent(),
     expectSent: (...expected) => harness().expectSent(...expected),
     call: (tool, args) => harness().call(tool, args),
+    expectCall: (expected) => harness().expectCall(expected),
     connectProvider: (credentials, fields) => harness().connectProvider(credentials, fields),
     inspect: () => harness().inspect(),
     close: () => harness().close(),

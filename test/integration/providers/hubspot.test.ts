@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
 import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
@@ -86,82 +86,77 @@ describe('HubSpot over /mcp/ with a seeded OAuth connection', () => {
       properties: ['email', 'firstname', 'lastname'],
       limit: 10,
     };
-    const result = await hubspotApi.call('hubspot_search_contacts', search);
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('ada@analytical.example');
-    hubspotApi.expectSent({
-      method: 'POST',
-      url: '/crm/objects/2026-03/contacts/search',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      json: search,
+    await hubspotApi.expectCall({
+      tool: 'hubspot_search_contacts',
+      args: search,
+      ok: 'ada@analytical.example',
+      sent: {
+        method: 'POST',
+        url: '/crm/objects/2026-03/contacts/search',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        json: search,
+      },
     });
   });
 
   it('reads a deal with repeated properties and associations query parameters', async () => {
-    const result = await hubspotApi.call('hubspot_get_deal', {
-      dealId: '18302930541',
-      properties: ['dealname', 'amount'],
-      associations: ['contacts'],
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('deal_to_contact');
-    hubspotApi.expectSent({
-      method: 'GET',
-      url: '/crm/objects/2026-03/0-3/18302930541?properties=dealname&properties=amount&associations=contacts',
-      body: '',
+    await hubspotApi.expectCall({
+      tool: 'hubspot_get_deal',
+      args: { dealId: '18302930541', properties: ['dealname', 'amount'], associations: ['contacts'] },
+      ok: 'deal_to_contact',
+      sent: {
+        method: 'GET',
+        url: '/crm/objects/2026-03/0-3/18302930541?properties=dealname&properties=amount&associations=contacts',
+        body: '',
+      },
     });
   });
 
   it('moves a deal to another stage with a PATCH of its properties', async () => {
-    const result = await hubspotApi.call('hubspot_update_deal', {
-      dealId: '18302930541',
-      properties: { dealstage: 'closedwon' },
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('closedwon');
-    hubspotApi.expectSent({
-      method: 'PATCH',
-      url: '/crm/objects/2026-03/0-3/18302930541',
-      json: { properties: { dealstage: 'closedwon' } },
+    const properties = { dealstage: 'closedwon' };
+    await hubspotApi.expectCall({
+      tool: 'hubspot_update_deal',
+      args: { dealId: '18302930541', properties },
+      ok: 'closedwon',
+      sent: { method: 'PATCH', url: '/crm/objects/2026-03/0-3/18302930541', json: { properties } },
     });
   });
 
   it('links a deal to a company with a bodiless PUT', async () => {
-    const result = await hubspotApi.call('hubspot_associate_records', {
-      fromObjectType: 'deals',
-      fromObjectId: '18302930541',
-      toObjectType: 'companies',
-      toObjectId: '920',
-    });
-    expect(result.isError).toBeFalsy();
-    hubspotApi.expectSent({
-      method: 'PUT',
-      url: '/crm/objects/2026-03/deals/18302930541/associations/default/companies/920',
-      body: '',
+    await hubspotApi.expectCall({
+      tool: 'hubspot_associate_records',
+      args: {
+        fromObjectType: 'deals',
+        fromObjectId: '18302930541',
+        toObjectType: 'companies',
+        toObjectId: '920',
+      },
+      ok: true,
+      sent: {
+        method: 'PUT',
+        url: '/crm/objects/2026-03/deals/18302930541/associations/default/companies/920',
+        body: '',
+      },
     });
   });
 
   it("passes HubSpot's own message on for a duplicate contact", async () => {
-    const result = await hubspotApi.call('hubspot_create_contact', {
-      properties: { email: 'ada@analytical.example', firstname: 'Ada' },
-    });
-    expect(result.isError).toBe(true);
-    expect(result.text).toContain(
-      'hubspot returned HTTP 409 Conflict: Contact already exists. Existing ID: 551',
-    );
-    hubspotApi.expectSent({
-      method: 'POST',
-      url: '/crm/objects/2026-03/contacts',
-      json: { properties: { email: 'ada@analytical.example', firstname: 'Ada' } },
+    const properties = { email: 'ada@analytical.example', firstname: 'Ada' };
+    await hubspotApi.expectCall({
+      tool: 'hubspot_create_contact',
+      args: { properties },
+      error: 'hubspot returned HTTP 409 Conflict: Contact already exists. Existing ID: 551',
+      sent: { method: 'POST', url: '/crm/objects/2026-03/contacts', json: { properties } },
     });
   });
 
   it("reports a 429 as rate limiting, in HubSpot's words", async () => {
-    const result = await hubspotApi.call('hubspot_list_owners', { email: 'sam@acme.example' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(
-      /HTTP 429 Too Many Requests: You have reached your ten_secondly_rolling limit\.\nhubspot is rate limiting these calls/,
-    );
-    hubspotApi.expectSent({ method: 'GET', url: '/crm/owners/2026-03?email=sam%40acme.example' });
+    await hubspotApi.expectCall({
+      tool: 'hubspot_list_owners',
+      args: { email: 'sam@acme.example' },
+      error:
+        /HTTP 429 Too Many Requests: You have reached your ten_secondly_rolling limit\.\nhubspot is rate limiting these calls/,
+      sent: { method: 'GET', url: '/crm/owners/2026-03?email=sam%40acme.example' },
+    });
   });
 });

@@ -73,14 +73,16 @@ describe('Jira over /mcp/ with a seeded OAuth connection', () => {
       fields: ['summary', 'status'],
       maxResults: 20,
     };
-    const result = await jiraApi.call('jira_search_issues', search);
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('ENG-42');
-    jiraApi.expectSent({
-      method: 'POST',
-      url: `${BASE_PATH}/search/jql`,
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      json: search,
+    await jiraApi.expectCall({
+      tool: 'jira_search_issues',
+      args: search,
+      ok: 'ENG-42',
+      sent: {
+        method: 'POST',
+        url: `${BASE_PATH}/search/jql`,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        json: search,
+      },
     });
   });
 
@@ -92,38 +94,41 @@ describe('Jira over /mcp/ with a seeded OAuth connection', () => {
       description: ADF,
       labels: ['auth'],
     };
-    const result = await jiraApi.call('jira_create_issue', { fields });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('ENG-43');
-    jiraApi.expectSent({ method: 'POST', url: `${BASE_PATH}/issue`, json: { fields } });
+    await jiraApi.expectCall({
+      tool: 'jira_create_issue',
+      args: { fields },
+      ok: 'ENG-43',
+      sent: { method: 'POST', url: `${BASE_PATH}/issue`, json: { fields } },
+    });
   });
 
   it('transitions an issue and reports the empty 204 as done', async () => {
-    const result = await jiraApi.call('jira_transition_issue', {
-      issueIdOrKey: 'ENG-42',
-      transition: { id: '31' },
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toBe('Done (HTTP 204).');
-    jiraApi.expectSent({
-      method: 'POST',
-      url: `${BASE_PATH}/issue/ENG-42/transitions`,
-      json: { transition: { id: '31' } },
+    const transition = { id: '31' };
+    await jiraApi.expectCall({
+      tool: 'jira_transition_issue',
+      args: { issueIdOrKey: 'ENG-42', transition },
+      ok: true,
+      text: 'Done (HTTP 204).',
+      sent: { method: 'POST', url: `${BASE_PATH}/issue/ENG-42/transitions`, json: { transition } },
     });
   });
 
   it('reports a missing issue as a 404 the agent can act on', async () => {
-    const result = await jiraApi.call('jira_get_issue', { issueIdOrKey: 'ENG-404' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(/^jira returned HTTP 404 Not Found.*\nCheck the identifiers/s);
-    jiraApi.expectSent({ method: 'GET', url: `${BASE_PATH}/issue/ENG-404` });
+    await jiraApi.expectCall({
+      tool: 'jira_get_issue',
+      args: { issueIdOrKey: 'ENG-404' },
+      error: /^jira returned HTTP 404 Not Found.*\nCheck the identifiers/s,
+      sent: { method: 'GET', url: `${BASE_PATH}/issue/ENG-404` },
+    });
   });
 
   it("relays Jira's 429 with its Retry-After", async () => {
-    const result = await jiraApi.call('jira_get_transitions', { issueIdOrKey: 'ENG-42' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toContain('jira is rate limiting these calls: retry after 5 seconds.');
-    jiraApi.expectSent({ method: 'GET', url: `${BASE_PATH}/issue/ENG-42/transitions` });
+    await jiraApi.expectCall({
+      tool: 'jira_get_transitions',
+      args: { issueIdOrKey: 'ENG-42' },
+      error: 'jira is rate limiting these calls: retry after 5 seconds.',
+      sent: { method: 'GET', url: `${BASE_PATH}/issue/ENG-42/transitions` },
+    });
   });
 
   it("puts the connection's cloud id into the API gateway URL, and accepts only a UUID", () => {

@@ -109,23 +109,17 @@ describe('Linear (GraphQL plugin) over /mcp/ with a seeded OAuth connection', ()
   });
 
   it('searches issues with one GraphQL POST carrying the bearer token', async () => {
-    const result = await linearApi.call('linear_search_issues', {
-      query: 'sso login',
-      team: 'eng',
-      stateType: 'started',
-      first: 10,
+    const { requests } = await linearApi.expectCall({
+      tool: 'linear_search_issues',
+      args: { query: 'sso login', team: 'eng', stateType: 'started', first: 10 },
+      ok: ['ENG-123', 'call linear_search_issues again with the same arguments and after: "c2VhcmNoOjI1"'],
+      sent: {
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      },
     });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('ENG-123');
-    expect(result.text).toContain(
-      'call linear_search_issues again with the same arguments and after: "c2VhcmNoOjI1"',
-    );
-    const [sent] = linearApi.expectSent({
-      method: 'POST',
-      url: '/graphql',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    });
-    const { query, variables } = graphql(sent);
+    const { query, variables } = graphql(requests[0]);
     expect(query).toMatch(
       /^query SearchIssues\(\$term: String!, \$filter: IssueFilter, \$first: Int, \$after: String\)/,
     );
@@ -137,34 +131,35 @@ describe('Linear (GraphQL plugin) over /mcp/ with a seeded OAuth connection', ()
   });
 
   it('moves an issue to another workflow state with the issueUpdate mutation', async () => {
-    const result = await linearApi.call('linear_update_issue', {
-      id: 'ENG-123',
-      stateId: DONE_STATE,
+    const { requests } = await linearApi.expectCall({
+      tool: 'linear_update_issue',
+      args: { id: 'ENG-123', stateId: DONE_STATE },
+      ok: /^Issue ENG-123 updated\./,
+      sent: { method: 'POST', url: '/graphql' },
     });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toMatch(/^Issue ENG-123 updated\./);
-    const { query, variables } = graphql(linearApi.expectSent({ method: 'POST', url: '/graphql' })[0]);
+    const { query, variables } = graphql(requests[0]);
     expect(query).toMatch(/^mutation UpdateIssue\(\$id: String!, \$input: IssueUpdateInput!\)/);
     expect(variables).toEqual({ id: 'ENG-123', input: { stateId: DONE_STATE } });
   });
 
   it("passes Linear's presentable error message on", async () => {
-    const result = await linearApi.call('linear_get_issue', { id: 'ENG-999' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toContain('Linear rejected the request: Could not find referenced Issue.');
-    const [sent] = linearApi.expectSent({ method: 'POST', url: '/graphql' });
-    expect(operation(sent!)).toBe('Issue');
-    expect(graphql(sent).variables).toEqual({ id: 'ENG-999' });
+    const { requests } = await linearApi.expectCall({
+      tool: 'linear_get_issue',
+      args: { id: 'ENG-999' },
+      error: 'Linear rejected the request: Could not find referenced Issue.',
+      sent: { method: 'POST', url: '/graphql' },
+    });
+    expect(operation(requests[0]!)).toBe('Issue');
+    expect(graphql(requests[0]).variables).toEqual({ id: 'ENG-999' });
   });
 
   it('reports RATELIMITED with the time its reset header names', async () => {
-    const result = await linearApi.call('linear_list_teams', {});
-    expect(result.isError).toBe(true);
-    expect(result.text).toContain(
-      `Linear is rate limiting this connection: retry after ${new Date(Number(RESET_AT)).toISOString()}`,
-    );
-    const [sent] = linearApi.expectSent({ method: 'POST', url: '/graphql' });
-    expect(operation(sent!)).toBe('Teams');
-    expect(graphql(sent).variables).toEqual({ first: 25 });
+    const { requests } = await linearApi.expectCall({
+      tool: 'linear_list_teams',
+      error: `Linear is rate limiting this connection: retry after ${new Date(Number(RESET_AT)).toISOString()}`,
+      sent: { method: 'POST', url: '/graphql' },
+    });
+    expect(operation(requests[0]!)).toBe('Teams');
+    expect(graphql(requests[0]).variables).toEqual({ first: 25 });
   });
 });

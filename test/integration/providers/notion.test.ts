@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
 import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
@@ -75,18 +75,20 @@ const notionApi = useProviderHarness({
 describe('Notion over /mcp/ with a seeded OAuth connection', () => {
   it('searches with a JSON POST carrying the bearer token and the Notion-Version header', async () => {
     const search = { query: 'launch', filter: { property: 'object', value: 'page' }, page_size: 5 };
-    const result = await notionApi.call('notion_search', search);
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('Launch-plan-598337872cf94fdf8782e53db20768a5');
-    notionApi.expectSent({
-      method: 'POST',
-      url: '/v1/search',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        'notion-version': '2026-03-11',
-        'content-type': 'application/json',
+    await notionApi.expectCall({
+      tool: 'notion_search',
+      args: search,
+      ok: 'Launch-plan-598337872cf94fdf8782e53db20768a5',
+      sent: {
+        method: 'POST',
+        url: '/v1/search',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'notion-version': '2026-03-11',
+          'content-type': 'application/json',
+        },
+        json: search,
       },
-      json: search,
     });
   });
 
@@ -95,28 +97,31 @@ describe('Notion over /mcp/ with a seeded OAuth connection', () => {
       parent: { page_id: PAGE_ID },
       markdown: '# Retro notes\n\n## What went well\n\n- Shipped on time',
     };
-    const result = await notionApi.call('notion_create_page', markdownPage);
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('b55c9c91-384d-452b-81db-d1ef79372b75');
-    notionApi.expectSent({ method: 'POST', url: '/v1/pages', json: markdownPage });
+    await notionApi.expectCall({
+      tool: 'notion_create_page',
+      args: markdownPage,
+      ok: 'b55c9c91-384d-452b-81db-d1ef79372b75',
+      sent: { method: 'POST', url: '/v1/pages', json: markdownPage },
+    });
   });
 
   it("reads a page's content as Markdown", async () => {
-    const result = await notionApi.call('notion_get_page_markdown', { page_id: PAGE_ID });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('- [x] Book venue');
-    notionApi.expectSent({ method: 'GET', url: `/v1/pages/${PAGE_ID}/markdown`, body: '' });
+    await notionApi.expectCall({
+      tool: 'notion_get_page_markdown',
+      args: { page_id: PAGE_ID },
+      ok: '- [x] Book venue',
+      sent: { method: 'GET', url: `/v1/pages/${PAGE_ID}/markdown`, body: '' },
+    });
   });
 
   it("passes Notion's own error message on, with what to check", async () => {
-    const result = await notionApi.call('notion_get_page_markdown', {
-      page_id: '00000000-0000-0000-0000-000000000000',
+    await notionApi.expectCall({
+      tool: 'notion_get_page_markdown',
+      args: { page_id: '00000000-0000-0000-0000-000000000000' },
+      error:
+        /HTTP 404 Not Found: Could not find page with ID: .*shared with your integration\.\nCheck the identifiers/,
+      sent: { method: 'GET', url: '/v1/pages/00000000-0000-0000-0000-000000000000/markdown' },
     });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(
-      /HTTP 404 Not Found: Could not find page with ID: .*shared with your integration\.\nCheck the identifiers/,
-    );
-    notionApi.expectSent({ method: 'GET', url: '/v1/pages/00000000-0000-0000-0000-000000000000/markdown' });
   });
 
   it("relays Notion's 429 with its Retry-After", async () => {
@@ -124,18 +129,11 @@ describe('Notion over /mcp/ with a seeded OAuth connection', () => {
       filter: { property: 'Status', status: { equals: 'Done' } },
       sorts: [{ timestamp: 'last_edited_time', direction: 'descending' }],
     };
-    const result = await notionApi.call('notion_query_data_source', {
-      data_source_id: DATA_SOURCE_ID,
-      ...query,
-    });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(
-      /HTTP 429 Too Many Requests: You have been rate limited.*retry after 2 seconds/s,
-    );
-    notionApi.expectSent({
-      method: 'POST',
-      url: `/v1/data_sources/${DATA_SOURCE_ID}/query`,
-      json: query,
+    await notionApi.expectCall({
+      tool: 'notion_query_data_source',
+      args: { data_source_id: DATA_SOURCE_ID, ...query },
+      error: /HTTP 429 Too Many Requests: You have been rate limited.*retry after 2 seconds/s,
+      sent: { method: 'POST', url: `/v1/data_sources/${DATA_SOURCE_ID}/query`, json: query },
     });
   });
 });

@@ -84,14 +84,17 @@ describe('sendgrid through /mcp/', () => {
       content: [{ type: 'text/plain', value: 'It has shipped.' }],
       categories: ['orders'],
     };
-    const sent = await p.call('sendgrid_send_email', mail);
-    expect(sent.isError).toBeFalsy();
-    expect(sent.text).toBe('Done (HTTP 202).');
-    p.expectSent({
-      method: 'POST',
-      url: '/v3/mail/send',
-      headers: { 'content-type': 'application/json' },
-      json: mail,
+    await p.expectCall({
+      tool: 'sendgrid_send_email',
+      args: mail,
+      ok: true,
+      text: 'Done (HTTP 202).',
+      sent: {
+        method: 'POST',
+        url: '/v3/mail/send',
+        headers: { 'content-type': 'application/json' },
+        json: mail,
+      },
     });
   });
 
@@ -102,10 +105,12 @@ describe('sendgrid through /mcp/', () => {
       subject: 'Hi',
       content: [{ type: 'text/plain', value: 'Hi' }],
     };
-    const refused = await p.call('sendgrid_send_email', mail);
-    expect(refused.isError).toBe(true);
-    expect(refused.text).toContain(`sendgrid returned HTTP 403 Forbidden: ${UNVERIFIED_SENDER}`);
-    p.expectSent({ method: 'POST', url: '/v3/mail/send', json: mail });
+    await p.expectCall({
+      tool: 'sendgrid_send_email',
+      args: mail,
+      error: `sendgrid returned HTTP 403 Forbidden: ${UNVERIFIED_SENDER}`,
+      sent: { method: 'POST', url: '/v3/mail/send', json: mail },
+    });
   });
 
   it('lists dynamic templates and searches contacts with SGQL', async () => {
@@ -123,11 +128,12 @@ describe('sendgrid through /mcp/', () => {
   });
 
   it('turns a 429 into a wait computed from X-RateLimit-Reset', async () => {
-    const limited = await p.call('sendgrid_get_stats', { start_date: '2026-11-01' });
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toMatch(
-      /HTTP 429 Too Many Requests: too many requests\nsendgrid is rate limiting these calls: retry after (29|30) seconds/,
-    );
-    p.expectSent({ method: 'GET', url: '/v3/stats?start_date=2026-11-01' });
+    await p.expectCall({
+      tool: 'sendgrid_get_stats',
+      args: { start_date: '2026-11-01' },
+      error:
+        /HTTP 429 Too Many Requests: too many requests\nsendgrid is rate limiting these calls: retry after (29|30) seconds/,
+      sent: { method: 'GET', url: '/v3/stats?start_date=2026-11-01' },
+    });
   });
 });

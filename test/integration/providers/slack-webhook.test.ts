@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
+import { expectToolError } from '../../helpers/results.js';
 import { useProviderHarness, type Answer } from './helpers.js';
 
 const HOOK_PATH = '/services/T024BE7LD/B01HF2Q5H1Q/Xz9vQm3KpL0aBcDeFgHiJkLm';
@@ -22,9 +23,10 @@ const p = useProviderHarness({ provider: 'slack-webhook', auth: 'webhook', answe
 
 describe('slack-webhook through /mcp/', () => {
   it('refuses a URL on another host, or not shaped like a Slack webhook, and posts nothing', async () => {
-    const elsewhere = await p.connectProvider({ webhook_url: `https://attacker.example${HOOK_PATH}` });
-    expect(elsewhere.isError).toBe(true);
-    expect(elsewhere.text).toContain('credentials.webhook_url must point at 127.0.0.1, not attacker.example');
+    expectToolError(
+      await p.connectProvider({ webhook_url: `https://attacker.example${HOOK_PATH}` }),
+      'credentials.webhook_url must point at 127.0.0.1, not attacker.example',
+    );
     const shape = await p.connectProvider({ webhook_url: `${p.api.url}/api/chat.postMessage` });
     expect(shape.text).toContain('does not look like a Slack (incoming webhook) Webhook URL');
     p.expectSent();
@@ -36,27 +38,32 @@ describe('slack-webhook through /mcp/', () => {
     p.expectSent();
 
     const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*Deploy* finished' } }];
-    const posted = await p.call('slack_webhook_send_message', { text: 'Deploy finished', blocks });
-    expect(posted).toMatchObject({
-      content: [{ type: 'text', text: "Message posted to the webhook's channel." }],
+    const { result } = await p.expectCall({
+      tool: 'slack_webhook_send_message',
+      args: { text: 'Deploy finished', blocks },
+      ok: true,
+      sent: {
+        method: 'POST',
+        url: HOOK_PATH,
+        headers: { 'content-type': 'application/json' },
+        json: { text: 'Deploy finished', blocks },
+      },
     });
-    expect(posted.isError).toBeFalsy();
-    p.expectSent({
-      method: 'POST',
-      url: HOOK_PATH,
-      headers: { 'content-type': 'application/json' },
-      json: { text: 'Deploy finished', blocks },
+    expect(result).toMatchObject({
+      content: [{ type: 'text', text: "Message posted to the webhook's channel." }],
     });
   });
 
   it("explains Slack's error codes and its 429", async () => {
-    const archived = await p.call('slack_webhook_send_message', { text: 'to the archive' });
-    expect(archived.isError).toBe(true);
-    expect(archived.text).toBe(
-      "Slack did not post the message: the webhook's channel is archived. Unarchive it in Slack, or: " +
+    await p.expectCall({
+      tool: 'slack_webhook_send_message',
+      args: { text: 'to the archive' },
+      error: true,
+      text:
+        "Slack did not post the message: the webhook's channel is archived. Unarchive it in Slack, or: " +
         'Ask the user for a webhook bound to another channel and reconnect with connect_provider ' +
         '(provider "slack-webhook"). (Slack answered HTTP 410 "channel_is_archived".)',
-    );
+    });
     const limited = await p.call('slack_webhook_send_message', { text: 'again' });
     expect(limited.text).toBe(
       'Slack is rate limiting this webhook (it accepts about one message per second): retry after 30 seconds.',

@@ -82,56 +82,59 @@ describe('Slack over /mcp/ with a seeded OAuth connection', () => {
   });
 
   it('lists channels with a GET, the query Slack documents and the bearer token', async () => {
-    const result = await slackApi.call('slack_list_channels', {
-      types: ['public_channel', 'private_channel'],
-      exclude_archived: true,
-      limit: 2,
-    });
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('launch-plan');
-    slackApi.expectSent({
-      method: 'GET',
-      url: '/conversations.list?types=public_channel,private_channel&exclude_archived=true&limit=2',
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: '',
+    await slackApi.expectCall({
+      tool: 'slack_list_channels',
+      args: { types: ['public_channel', 'private_channel'], exclude_archived: true, limit: 2 },
+      ok: 'launch-plan',
+      sent: {
+        method: 'GET',
+        url: '/conversations.list?types=public_channel,private_channel&exclude_archived=true&limit=2',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: '',
+      },
     });
   });
 
   it('posts a threaded reply as JSON with the charset Slack asks for', async () => {
     const reply = { channel: 'C012AB3CD', text: 'Deploy *finished* :tada:', thread_ts: '1712345600.000100' };
-    const result = await slackApi.call('slack_post_message', reply);
-    expect(result.isError).toBeFalsy();
-    expect(result.text).toContain('1712345678.000200');
-    slackApi.expectSent({
-      method: 'POST',
-      url: '/chat.postMessage',
-      headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${TOKEN}` },
-      json: reply,
+    await slackApi.expectCall({
+      tool: 'slack_post_message',
+      args: reply,
+      ok: '1712345678.000200',
+      sent: {
+        method: 'POST',
+        url: '/chat.postMessage',
+        headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${TOKEN}` },
+        json: reply,
+      },
     });
   });
 
   it('turns an HTTP 200 {ok: false} into an error that explains the code', async () => {
-    const result = await slackApi.call('slack_get_channel_history', { channel: 'C0MISSING' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(/no channel with that ID.*slack_list_channels.*"channel_not_found"/s);
-    slackApi.expectSent({ method: 'GET', url: '/conversations.history?channel=C0MISSING' });
+    await slackApi.expectCall({
+      tool: 'slack_get_channel_history',
+      args: { channel: 'C0MISSING' },
+      error: /no channel with that ID.*slack_list_channels.*"channel_not_found"/s,
+      sent: { method: 'GET', url: '/conversations.history?channel=C0MISSING' },
+    });
   });
 
   it('names the scope a refused method needs', async () => {
-    const result = await slackApi.call('slack_lookup_user_by_email', { email: 'ada@acme.test' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(/"missing_scope".*It needs users:read\.email.*connect_provider/s);
-    slackApi.expectSent({ method: 'GET', url: '/users.lookupByEmail?email=ada%40acme.test' });
+    await slackApi.expectCall({
+      tool: 'slack_lookup_user_by_email',
+      args: { email: 'ada@acme.test' },
+      error: /"missing_scope".*It needs users:read\.email.*connect_provider/s,
+      sent: { method: 'GET', url: '/users.lookupByEmail?email=ada%40acme.test' },
+    });
   });
 
   it("relays Slack's 429 with its Retry-After", async () => {
-    const result = await slackApi.call('slack_post_message', { channel: 'C0LIMITED', text: 'hi' });
-    expect(result.isError).toBe(true);
-    expect(result.text).toMatch(/"ratelimited".*Retry after 30 seconds/s);
-    slackApi.expectSent({
-      method: 'POST',
-      url: '/chat.postMessage',
-      json: { channel: 'C0LIMITED', text: 'hi' },
+    const message = { channel: 'C0LIMITED', text: 'hi' };
+    await slackApi.expectCall({
+      tool: 'slack_post_message',
+      args: message,
+      error: /"ratelimited".*Retry after 30 seconds/s,
+      sent: { method: 'POST', url: '/chat.postMessage', json: message },
     });
   });
 });

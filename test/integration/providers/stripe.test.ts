@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
+import { expectToolError } from '../../helpers/results.js';
 import { formBody, jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const KEY = 'rk_test_51Nabcdefghijklmnopqrstuvwxyz0123456789';
@@ -98,9 +99,8 @@ const p = useProviderHarness({ provider: 'stripe', auth: 'connect', answer: stri
 
 describe('stripe through /mcp/', () => {
   it('checks the key with GET /v1/balance and refuses a wrong one in Stripe’s words', async () => {
-    const wrong = await p.connectProvider({ api_key: 'rk_test_nope' });
-    expect(wrong.isError).toBe(true);
-    expect(wrong.text).toMatch(
+    expectToolError(
+      await p.connectProvider({ api_key: 'rk_test_nope' }),
       /Stripe refused the credential \(HTTP 401: Invalid API Key provided: rk_test_\*\*\*\*nope\).*Nothing was stored/s,
     );
     p.expectSent({ method: 'GET', url: '/v1/balance' });
@@ -132,37 +132,35 @@ describe('stripe through /mcp/', () => {
   });
 
   it('searches customers with the query percent-encoded', async () => {
-    const found = await p.call('stripe_search_customers', {
-      query: "email:'jane@example.com'",
-      limit: 5,
-    });
-    expect(found.isError).toBeFalsy();
-    expect(found.text).toContain('cus_NffrFeUfNV2Hib');
-    p.expectSent({
-      method: 'GET',
-      url: '/v1/customers/search?query=email%3A%27jane%40example.com%27&limit=5',
+    await p.expectCall({
+      tool: 'stripe_search_customers',
+      args: { query: "email:'jane@example.com'", limit: 5 },
+      ok: 'cus_NffrFeUfNV2Hib',
+      sent: { method: 'GET', url: '/v1/customers/search?query=email%3A%27jane%40example.com%27&limit=5' },
     });
   });
 
   it('form-encodes a payment intent with bracket notation for nested values', async () => {
-    const created = await p.call('stripe_create_payment_intent', {
-      amount: 2000,
-      currency: 'usd',
-      customer: CUSTOMER.id,
-      automatic_payment_methods: { enabled: true },
-      metadata: { order_id: '42', note: 'a&b=c' },
+    const { requests } = await p.expectCall({
+      tool: 'stripe_create_payment_intent',
+      args: {
+        amount: 2000,
+        currency: 'usd',
+        customer: CUSTOMER.id,
+        automatic_payment_methods: { enabled: true },
+        metadata: { order_id: '42', note: 'a&b=c' },
+      },
+      ok: 'requires_payment_method',
+      sent: {
+        method: 'POST',
+        url: '/v1/payment_intents',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body:
+          'amount=2000&currency=usd&customer=cus_NffrFeUfNV2Hib&automatic_payment_methods[enabled]=true' +
+          '&metadata[order_id]=42&metadata[note]=a%26b%3Dc',
+      },
     });
-    expect(created.isError).toBeFalsy();
-    expect(created.text).toContain('requires_payment_method');
-    const [sent] = p.expectSent({
-      method: 'POST',
-      url: '/v1/payment_intents',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body:
-        'amount=2000&currency=usd&customer=cus_NffrFeUfNV2Hib&automatic_payment_methods[enabled]=true' +
-        '&metadata[order_id]=42&metadata[note]=a%26b%3Dc',
-    });
-    expect(formBody(sent)).toContainEqual(['metadata[note]', 'a&b=c']);
+    expect(formBody(requests[0])).toContainEqual(['metadata[note]', 'a&b=c']);
   });
 
   it('sends a range filter as created[gte] and pages with limit', async () => {
@@ -178,21 +176,18 @@ describe('stripe through /mcp/', () => {
   });
 
   it('surfaces Stripe’s error message for a missing object and a refused refund', async () => {
-    const missing = await p.call('stripe_get_customer', { customer: 'cus_missing' });
-    expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/stripe returned HTTP 404 Not Found: No such customer: 'cus_missing'/);
-
-    const refund = await p.call('stripe_create_refund', {
-      charge: 'ch_3MtwBwLkdIwHu7ix0snN0B15',
+    await p.expectCall({
+      tool: 'stripe_get_customer',
+      args: { customer: 'cus_missing' },
+      error: /stripe returned HTTP 404 Not Found: No such customer: 'cus_missing'/,
+      sent: { method: 'GET', url: '/v1/customers/cus_missing' },
     });
-    expect(refund.isError).toBe(true);
-    expect(refund.text).toContain(
-      'HTTP 400 Bad Request: Charge ch_3MtwBwLkdIwHu7ix0snN0B15 has already been refunded.',
-    );
-    p.expectSent(
-      { method: 'GET', url: '/v1/customers/cus_missing' },
-      { method: 'POST', url: '/v1/refunds', form: [['charge', 'ch_3MtwBwLkdIwHu7ix0snN0B15']] },
-    );
+    await p.expectCall({
+      tool: 'stripe_create_refund',
+      args: { charge: 'ch_3MtwBwLkdIwHu7ix0snN0B15' },
+      error: 'HTTP 400 Bad Request: Charge ch_3MtwBwLkdIwHu7ix0snN0B15 has already been refunded.',
+      sent: { method: 'POST', url: '/v1/refunds', form: [['charge', 'ch_3MtwBwLkdIwHu7ix0snN0B15']] },
+    });
   });
 
   it('shows the account and the documented limits in inspect_provider, never the key', async () => {

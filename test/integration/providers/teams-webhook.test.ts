@@ -49,25 +49,24 @@ describe('teams-webhook through /mcp/', () => {
     expect(connected.text).toContain('Connected Microsoft Teams (Workflows webhook)');
     p.expectSent();
 
-    const posted = await p.call('teams_webhook_post_message', {
-      title: 'Deploy finished',
-      text: 'Version **2.3.0** is live.',
-    });
-    expect(posted.isError).toBeFalsy();
-    expect(posted.text).toContain('the workflow accepted the message (HTTP 202)');
-    p.expectSent({
-      method: 'POST',
-      url: FLOW_PATH,
-      headers: { 'content-type': 'application/json' },
-      json: cardMessage({
-        type: 'AdaptiveCard',
-        $schema: SCHEMA,
-        version: '1.4',
-        body: [
-          { type: 'TextBlock', text: 'Deploy finished', weight: 'Bolder', size: 'Medium', wrap: true },
-          { type: 'TextBlock', text: 'Version **2.3.0** is live.', wrap: true },
-        ],
-      }),
+    await p.expectCall({
+      tool: 'teams_webhook_post_message',
+      args: { title: 'Deploy finished', text: 'Version **2.3.0** is live.' },
+      ok: 'the workflow accepted the message (HTTP 202)',
+      sent: {
+        method: 'POST',
+        url: FLOW_PATH,
+        headers: { 'content-type': 'application/json' },
+        json: cardMessage({
+          type: 'AdaptiveCard',
+          $schema: SCHEMA,
+          version: '1.4',
+          body: [
+            { type: 'TextBlock', text: 'Deploy finished', weight: 'Bolder', size: 'Medium', wrap: true },
+            { type: 'TextBlock', text: 'Version **2.3.0** is live.', wrap: true },
+          ],
+        }),
+      },
     });
   });
 
@@ -78,27 +77,32 @@ describe('teams-webhook through /mcp/', () => {
       body: [{ type: 'FactSet', facts: [{ title: 'Build', value: '#481' }] }],
       actions: [{ type: 'Action.OpenUrl', title: 'Open', url: 'https://ci.acme.test/481' }],
     };
-    const posted = await p.call('teams_webhook_post_card', { card });
-    expect(posted.isError).toBeFalsy();
-    p.expectSent({ method: 'POST', url: FLOW_PATH, json: cardMessage({ $schema: SCHEMA, ...card }) });
+    await p.expectCall({
+      tool: 'teams_webhook_post_card',
+      args: { card },
+      ok: true,
+      sent: { method: 'POST', url: FLOW_PATH, json: cardMessage({ $schema: SCHEMA, ...card }) },
+    });
   });
 
   it('reports throttling with Retry-After in the Workflows error shape', async () => {
-    const limited = await p.call('teams_webhook_post_message', { text: 'busy' });
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toBe(
-      'Teams Workflows returned HTTP 429 Too Many Requests: WorkflowTriggerIsThrottled: The workflow trigger is throttled. ' +
+    await p.expectCall({
+      tool: 'teams_webhook_post_message',
+      args: { text: 'busy' },
+      error: true,
+      text:
+        'Teams Workflows returned HTTP 429 Too Many Requests: WorkflowTriggerIsThrottled: The workflow trigger is throttled. ' +
         'Power Automate is throttling this workflow: retry after 17 seconds. The message was not posted.',
-    );
-    p.expectSent({
-      method: 'POST',
-      url: FLOW_PATH,
-      json: cardMessage({
-        type: 'AdaptiveCard',
-        $schema: SCHEMA,
-        version: '1.4',
-        body: [{ type: 'TextBlock', text: 'busy', wrap: true }],
-      }),
+      sent: {
+        method: 'POST',
+        url: FLOW_PATH,
+        json: cardMessage({
+          type: 'AdaptiveCard',
+          $schema: SCHEMA,
+          version: '1.4',
+          body: [{ type: 'TextBlock', text: 'busy', wrap: true }],
+        }),
+      },
     });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Received } from '../../helpers/receiver.js';
+import { expectToolError } from '../../helpers/results.js';
 import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';
 
 const SID = 'AC0123456789abcdef0123456789abcdef';
@@ -74,9 +75,8 @@ const p = useProviderHarness({
 
 describe('twilio through /mcp/', () => {
   it('checks the SID and token by fetching the account, and refuses a wrong token', async () => {
-    const wrong = await p.connectProvider({ account_sid: SID, auth_token: '0'.repeat(32) });
-    expect(wrong.isError).toBe(true);
-    expect(wrong.text).toMatch(
+    expectToolError(
+      await p.connectProvider({ account_sid: SID, auth_token: '0'.repeat(32) }),
       /Twilio refused the credential: Twilio answered HTTP 401: Authenticate \(Twilio error 20003\)\..*Nothing was stored/s,
     );
     p.expectSent({ method: 'GET', url: `${ACCOUNT}.json` });
@@ -92,51 +92,45 @@ describe('twilio through /mcp/', () => {
   });
 
   it('sends a message under the connection’s account, form-encoded with repeated MediaUrl', async () => {
-    const sent = await p.call('twilio_send_message', {
-      To: '+14155552671',
-      From: '+14155550100',
-      Body: 'Your code is 123456',
-      MediaUrl: ['https://acme.test/a.png', 'https://acme.test/b.png'],
-    });
-    expect(sent.isError).toBeFalsy();
-    expect(sent.text).toContain('SM1f0e8ae6ade43cb3c0ce4525424e404f');
-    p.expectSent({
-      method: 'POST',
-      url: `${ACCOUNT}/Messages.json`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      form: [
-        ['To', '+14155552671'],
-        ['From', '+14155550100'],
-        ['Body', 'Your code is 123456'],
-        ['MediaUrl', 'https://acme.test/a.png'],
-        ['MediaUrl', 'https://acme.test/b.png'],
-      ],
+    await p.expectCall({
+      tool: 'twilio_send_message',
+      args: {
+        To: '+14155552671',
+        From: '+14155550100',
+        Body: 'Your code is 123456',
+        MediaUrl: ['https://acme.test/a.png', 'https://acme.test/b.png'],
+      },
+      ok: 'SM1f0e8ae6ade43cb3c0ce4525424e404f',
+      sent: {
+        method: 'POST',
+        url: `${ACCOUNT}/Messages.json`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        form: [
+          ['To', '+14155552671'],
+          ['From', '+14155550100'],
+          ['Body', 'Your code is 123456'],
+          ['MediaUrl', 'https://acme.test/a.png'],
+          ['MediaUrl', 'https://acme.test/b.png'],
+        ],
+      },
     });
   });
 
   it('lists messages with Twilio’s PascalCase filters', async () => {
-    const listed = await p.call('twilio_list_messages', { To: '+14155552671', PageSize: 20 });
-    expect(listed.isError).toBeFalsy();
-    expect(listed.text).toContain('delivered');
-    p.expectSent({ method: 'GET', url: `${ACCOUNT}/Messages.json?To=%2B14155552671&PageSize=20` });
+    await p.expectCall({
+      tool: 'twilio_list_messages',
+      args: { To: '+14155552671', PageSize: 20 },
+      ok: 'delivered',
+      sent: { method: 'GET', url: `${ACCOUNT}/Messages.json?To=%2B14155552671&PageSize=20` },
+    });
   });
 
   it('passes Twilio’s error message to the agent, and its 429 with Retry-After', async () => {
-    const invalid = await p.call('twilio_send_message', {
-      To: '+1555',
-      From: '+14155550100',
-      Body: 'x',
-    });
-    expect(invalid.isError).toBe(true);
-    expect(invalid.text).toContain("twilio returned HTTP 400 Bad Request: Invalid 'To' Phone Number: +1555");
-
-    const limited = await p.call('twilio_list_calls', {});
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toMatch(
-      /Too Many Requests\ntwilio is rate limiting these calls: retry after 2 seconds/,
-    );
-    p.expectSent(
-      {
+    await p.expectCall({
+      tool: 'twilio_send_message',
+      args: { To: '+1555', From: '+14155550100', Body: 'x' },
+      error: "twilio returned HTTP 400 Bad Request: Invalid 'To' Phone Number: +1555",
+      sent: {
         method: 'POST',
         url: `${ACCOUNT}/Messages.json`,
         form: [
@@ -145,7 +139,11 @@ describe('twilio through /mcp/', () => {
           ['Body', 'x'],
         ],
       },
-      { method: 'GET', url: `${ACCOUNT}/Calls.json` },
-    );
+    });
+    await p.expectCall({
+      tool: 'twilio_list_calls',
+      error: /Too Many Requests\ntwilio is rate limiting these calls: retry after 2 seconds/,
+      sent: { method: 'GET', url: `${ACCOUNT}/Calls.json` },
+    });
   });
 });

@@ -120,20 +120,16 @@ describe('zendesk through /mcp/', () => {
   });
 
   it('shows Zendesk’s validation details and not-found description to the agent', async () => {
-    const closed = await p.call('zendesk_update_ticket', {
-      ticket_id: 35436,
-      ticket: { comment: { body: 'Any news?', public: false }, status: 'open' },
-    });
-    expect(closed.isError).toBe(true);
-    expect(closed.text).toBe(
-      'zendesk returned HTTP 422 Unprocessable Entity: RecordInvalid: Record validation errors ' +
+    const ticket = { comment: { body: 'Any news?', public: false }, status: 'open' };
+    await p.expectCall({
+      tool: 'zendesk_update_ticket',
+      args: { ticket_id: 35436, ticket },
+      error: true,
+      text:
+        'zendesk returned HTTP 422 Unprocessable Entity: RecordInvalid: Record validation errors ' +
         '(Status: closed prevents ticket update).\n' +
         'Fix the arguments as the message says; a closed ticket cannot be updated at all.',
-    );
-    p.expectSent({
-      method: 'PUT',
-      url: '/api/v2/tickets/35436.json',
-      json: { ticket: { comment: { body: 'Any news?', public: false }, status: 'open' } },
+      sent: { method: 'PUT', url: '/api/v2/tickets/35436.json', json: { ticket } },
     });
 
     const missing = await p.call('zendesk_get_ticket', { ticket_id: 99 });
@@ -144,11 +140,12 @@ describe('zendesk through /mcp/', () => {
   });
 
   it('passes a 429 with Retry-After on as a wait', async () => {
-    const limited = await p.call('zendesk_search_users', { query: 'jane@example.com' });
-    expect(limited.isError).toBe(true);
-    expect(limited.text).toMatch(
-      /HTTP 429 Too Many Requests: Number of allowed API requests per minute exceeded\nzendesk is rate limiting these calls: retry after 7 seconds/,
-    );
-    p.expectSent({ method: 'GET', url: '/api/v2/users/search.json?query=jane%40example.com' });
+    await p.expectCall({
+      tool: 'zendesk_search_users',
+      args: { query: 'jane@example.com' },
+      error:
+        /HTTP 429 Too Many Requests: Number of allowed API requests per minute exceeded\nzendesk is rate limiting these calls: retry after 7 seconds/,
+      sent: { method: 'GET', url: '/api/v2/users/search.json?query=jane%40example.com' },
+    });
   });
 });

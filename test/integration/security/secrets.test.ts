@@ -2,12 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileURLToPath } from 'node:url';
 import { connect, GENERATIONS } from '../../helpers/clients.js';
-import { startGateway } from '../../helpers/gateway.js';
-import { startReceiver } from '../../helpers/receiver.js';
-
-const FIXTURES = fileURLToPath(new URL('../../fixtures/catalog/valid/', import.meta.url));
+import { petshopApi, startPetshop } from '../../helpers/petshop.js';
+import { expectToolOk } from '../../helpers/results.js';
 
 /** Every file under the data dir (database, WAL, shared memory), as bytes. */
 function dataFiles(dir: string): { name: string; bytes: Buffer }[] {
@@ -19,26 +16,9 @@ function dataFiles(dir: string): { name: string; bytes: Buffer }[] {
 describe('secrets at rest and in logs', () => {
   it('full sessions leave no API key, provider credential, link token or query token in the logs, the data dir or reports', async () => {
     const providerKeys = [`ps_${randomBytes(10).toString('hex')}`, `ps_${randomBytes(10).toString('hex')}`];
-    const api = await startReceiver((req) =>
-      providerKeys.some((k) => req.headers.authorization === `Bearer ${k}`)
-        ? {
-            status: 200,
-            body: '{"items":[],"email":"s@petshop.example"}',
-            headers: { 'content-type': 'application/json' },
-          }
-        : {
-            status: 401,
-            body: '{"message":"invalid api key"}',
-            headers: { 'content-type': 'application/json' },
-          },
-    );
-    const tg = await startGateway(
-      {
-        TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
-        TOOLGATE_PROVIDER_PETSHOP_BASE_URL: api.url,
-        TOOLGATE_REPORT_WEBHOOK_URL: `${api.url}/reports`,
-      },
-      { manifestFiles: [`${FIXTURES}petshop.yaml`, `${FIXTURES}petshop.openapi.yaml`] },
+    const { api, tg } = await startPetshop(
+      petshopApi({ keys: providerKeys, body: { items: [], email: 's@petshop.example' } }),
+      { env: (apiUrl) => ({ TOOLGATE_REPORT_WEBHOOK_URL: `${apiUrl}/reports` }) },
     );
     const sentinels: string[] = [...providerKeys];
     try {
@@ -64,14 +44,12 @@ describe('secrets at rest and in logs', () => {
       const agent = await connect('2026-07-28', tg.mcpUrl('?org_id=o1&user_id=u1'), {
         'X-API-Key': platform.key,
       });
-      expect(
-        (
-          await agent.callTool('connect_provider', {
-            provider: 'petshop',
-            credentials: { api_key: providerKeys[0]! },
-          })
-        ).isError,
-      ).toBeFalsy();
+      expectToolOk(
+        await agent.callTool('connect_provider', {
+          provider: 'petshop',
+          credentials: { api_key: providerKeys[0]! },
+        }),
+      );
       await agent.callTool('petshop_list_pets', {});
       await agent.callTool('connect_provider', {
         provider: 'petshop',

@@ -1,12 +1,9 @@
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { specialPurposeRange } from '../../../core/upstream/outbound.js';
-import {
-  OutboundBlockedError,
-  OutboundClient,
-  type OutboundOptions,
-} from '../../../core/upstream/outbound.js';
+import { OutboundBlockedError, type OutboundClient } from '../../../core/upstream/outbound.js';
+import { useOutboundClients } from '../../helpers/outbound.js';
 
 describe('specialPurposeRange', () => {
   it.each([
@@ -62,9 +59,11 @@ describe('specialPurposeRange', () => {
 });
 
 describe('OutboundClient guard (no connection is ever opened here)', () => {
-  const clients: OutboundClient[] = [];
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.close()));
+  const client = useOutboundClients({
+    allowPrivateNetwork: false,
+    timeoutMs: 5_000,
+    maxResponseBytes: 1_000,
+    maxRedirects: 3,
   });
 
   /** A resolver that answers from a table and records what it was asked. */
@@ -79,18 +78,6 @@ describe('OutboundClient guard (no connection is ever opened here)', () => {
       callback(null, addresses);
     };
     return Object.assign(lookup, { asked });
-  }
-
-  function client(options: Partial<OutboundOptions> = {}): OutboundClient {
-    const created = new OutboundClient({
-      allowPrivateNetwork: false,
-      timeoutMs: 5_000,
-      maxResponseBytes: 1_000,
-      maxRedirects: 3,
-      ...options,
-    });
-    clients.push(created);
-    return created;
   }
 
   async function refusal(c: OutboundClient, url: string): Promise<OutboundBlockedError> {

@@ -2,11 +2,13 @@
  * A PluginContext whose HTTP client records each request and answers with canned responses in the
  * provider's real shapes, one per request, in order.
  */
+import type { CompiledTool, RequestPlan } from '../../../core/catalog/types.js';
 import type {
   PluginContext,
   PluginHttpRequest,
   PluginHttpResponse,
   PluginToolResult,
+  ProviderPlugin,
 } from '../../../core/plugins/types.js';
 
 export function fakeContext(providerId: string, ...responses: PluginHttpResponse[]) {
@@ -46,6 +48,36 @@ export function textResponse(
   headers: Record<string, string> = {},
 ): PluginHttpResponse {
   return { status, headers: { 'content-type': 'text/html', ...headers }, body: undefined, text };
+}
+
+/**
+ * A compiled tool with only what a plugin's shapeResponse reads given: its names, category and
+ * request line; an open input schema, no annotations and no parameter bindings.
+ */
+export function compiledTool(
+  tool: Pick<CompiledTool, 'name' | 'provider' | 'source' | 'description' | 'category'> &
+    Pick<RequestPlan, 'method' | 'path'>,
+): CompiledTool {
+  const { method, path, ...rest } = tool;
+  return {
+    ...rest,
+    inputSchema: { type: 'object' },
+    annotations: {},
+    request: { method, path, parameters: [] },
+  };
+}
+
+/**
+ * `plugin.shapeResponse` for `tool`, each response shaped with a fresh fake context of the tool's
+ * provider (see fakeContext). Throws at once when the plugin does not shape responses.
+ */
+export function shaperOf(
+  plugin: ProviderPlugin,
+  tool: CompiledTool,
+): (response: PluginHttpResponse) => Promise<PluginToolResult | undefined> {
+  const shapeResponse = plugin.shapeResponse?.bind(plugin);
+  if (!shapeResponse) throw new Error(`the ${plugin.id} plugin has no shapeResponse`);
+  return async (response) => shapeResponse(response, tool, fakeContext(tool.provider).ctx);
 }
 
 export function textOf(result: PluginToolResult | undefined): string {

@@ -1,23 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledTool } from '../../../core/catalog/types.js';
-import type { PluginHttpResponse } from '../../../core/plugins/types.js';
 import { discordWebhookPlugin } from '../../../plugins/discord-webhook/index.js';
-import { fakeContext, jsonResponse, textOf } from './context.js';
+import { compiledTool, jsonResponse, shaperOf, textOf } from './context.js';
 
-const sendMessage: CompiledTool = {
-  name: 'discord_webhook_send_message',
-  provider: 'discord-webhook',
-  source: 'inline:discord_webhook_send_message',
-  description: 'Send a message.',
-  inputSchema: { type: 'object' },
-  annotations: {},
-  category: 'messages',
-  request: { method: 'POST', path: '', parameters: [] },
-};
-
-function shape(response: PluginHttpResponse) {
-  return discordWebhookPlugin.shapeResponse?.(response, sendMessage, fakeContext('discord-webhook').ctx);
-}
+const shape = shaperOf(
+  discordWebhookPlugin,
+  compiledTool({
+    name: 'discord_webhook_send_message',
+    provider: 'discord-webhook',
+    source: 'inline:discord_webhook_send_message',
+    description: 'Send a message.',
+    category: 'messages',
+    method: 'POST',
+    path: '',
+  }),
+);
 
 describe('discord-webhook shapeResponse', () => {
   it('says when a 429 is a global limit, waiting as long as the body says', async () => {

@@ -1,24 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledTool } from '../../../core/catalog/types.js';
-import type { PluginHttpResponse } from '../../../core/plugins/types.js';
 import { slackWebhookPlugin } from '../../../plugins/slack-webhook/index.js';
-import { fakeContext, textOf, textResponse } from './context.js';
+import { compiledTool, fakeContext, shaperOf, textOf, textResponse } from './context.js';
 
-const sendMessage: CompiledTool = {
-  name: 'slack_webhook_send_message',
-  provider: 'slack-webhook',
-  source: 'inline:slack_webhook_send_message',
-  description: 'Post a message.',
-  inputSchema: { type: 'object' },
-  annotations: {},
-  category: 'messages',
-  request: { method: 'POST', path: '', parameters: [] },
-};
-
-async function shape(response: PluginHttpResponse) {
-  const { ctx } = fakeContext('slack-webhook');
-  return slackWebhookPlugin.shapeResponse?.(response, sendMessage, ctx);
-}
+const shape = shaperOf(
+  slackWebhookPlugin,
+  compiledTool({
+    name: 'slack_webhook_send_message',
+    provider: 'slack-webhook',
+    source: 'inline:slack_webhook_send_message',
+    description: 'Post a message.',
+    category: 'messages',
+    method: 'POST',
+    path: '',
+  }),
+);
 
 describe('slack-webhook shapeResponse', () => {
   it('turns "ok" into a short success text', async () => {

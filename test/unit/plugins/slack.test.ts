@@ -1,24 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledTool } from '../../../core/catalog/types.js';
 import type { PluginOutboundRequest } from '../../../core/plugins/types.js';
 import { slackPlugin } from '../../../plugins/slack/index.js';
-import { fakeContext, jsonResponse, textOf, textResponse } from './context.js';
+import { compiledTool, fakeContext, jsonResponse, shaperOf, textOf, textResponse } from './context.js';
 
-const TOOL: CompiledTool = {
-  name: 'slack_post_message',
-  provider: 'slack',
-  source: 'POST /chat.postMessage',
-  description: 'Post a message.',
-  inputSchema: { type: 'object' },
-  annotations: {},
-  category: 'messages',
-  request: { method: 'POST', path: '/chat.postMessage', parameters: [] },
-};
-
-async function shape(response: ReturnType<typeof jsonResponse>) {
-  const { ctx } = fakeContext('slack');
-  return slackPlugin.shapeResponse!(response, TOOL, ctx);
-}
+const shape = shaperOf(
+  slackPlugin,
+  compiledTool({
+    name: 'slack_post_message',
+    provider: 'slack',
+    source: 'POST /chat.postMessage',
+    description: 'Post a message.',
+    category: 'messages',
+    method: 'POST',
+    path: '/chat.postMessage',
+  }),
+);
 
 describe('slack shapeResponse', () => {
   it('leaves {ok: true} answers to the default shaping', async () => {
@@ -27,10 +23,7 @@ describe('slack shapeResponse', () => {
   });
 
   it('leaves answers without an ok field (a proxy error page, a 5xx) to the default shaping', async () => {
-    const { ctx } = fakeContext('slack');
-    expect(
-      await slackPlugin.shapeResponse!(textResponse(502, '<html>Bad gateway</html>'), TOOL, ctx),
-    ).toBeUndefined();
+    expect(await shape(textResponse(502, '<html>Bad gateway</html>'))).toBeUndefined();
   });
 
   it('turns HTTP 200 {ok: false} into an error result explaining the code', async () => {

@@ -1,23 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledTool } from '../../../core/catalog/types.js';
-import type { PluginHttpResponse } from '../../../core/plugins/types.js';
 import { zendeskPlugin } from '../../../plugins/zendesk/index.js';
-import { fakeContext, jsonResponse, textOf, textResponse } from './context.js';
+import { compiledTool, jsonResponse, shaperOf, textOf, textResponse } from './context.js';
 
-const updateTicket: CompiledTool = {
-  name: 'zendesk_update_ticket',
-  provider: 'zendesk',
-  source: 'PUT /tickets/{ticket_id}.json',
-  description: 'Update a ticket.',
-  inputSchema: { type: 'object' },
-  annotations: {},
-  category: 'tickets',
-  request: { method: 'PUT', path: '/tickets/{ticket_id}.json', parameters: [] },
-};
-
-function shape(response: PluginHttpResponse) {
-  return zendeskPlugin.shapeResponse?.(response, updateTicket, fakeContext('zendesk').ctx);
-}
+const shape = shaperOf(
+  zendeskPlugin,
+  compiledTool({
+    name: 'zendesk_update_ticket',
+    provider: 'zendesk',
+    source: 'PUT /tickets/{ticket_id}.json',
+    description: 'Update a ticket.',
+    category: 'tickets',
+    method: 'PUT',
+    path: '/tickets/{ticket_id}.json',
+  }),
+);
 
 describe('zendesk shapeResponse', () => {
   it('lists the validation details of a 422', async () => {
