@@ -14,8 +14,12 @@ export interface Config {
   manifestsDir: string;
   /** Base64 of 32 bytes, or undefined to use (or create) `<dataDir>/master.key`. */
   masterKey: string | undefined;
-  /** `sqlite:<path>`; defaults to `<dataDir>/toolgate.db`. */
+  /** `sqlite:<path>` (defaults to `<dataDir>/toolgate.db`) or `postgres://…` / `postgresql://…`. */
   databaseUrl: string;
+  /** `redis://…` or `rediss://…`: coordination across processes (locks, bus, sessions); undefined: one process. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so deployments can share a server. */
+  redisPrefix: string;
   /** Extra Host header values accepted on /mcp/ (DNS-rebinding protection), lower-cased. */
   allowedHosts: string[];
   /** Lets the outbound client reach loopback and private addresses (tests, local mocks). */
@@ -75,11 +79,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.TOOLGATE_DATA_DIR || './data');
   const baseUrl = url('TOOLGATE_BASE_URL', env.TOOLGATE_BASE_URL || `http://localhost:${port}`);
   const databaseUrl = env.TOOLGATE_DATABASE_URL || `sqlite:${resolve(dataDir, 'toolgate.db')}`;
-  if (!databaseUrl.startsWith('sqlite:')) {
-    throw new ConfigError(
-      'TOOLGATE_DATABASE_URL must start with sqlite: (the only store implemented so far)',
-    );
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('TOOLGATE_DATABASE_URL must be sqlite:<path> or a postgres:// (postgresql://) URL');
   }
+  const redisUrl = env.TOOLGATE_REDIS_URL || undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl))
+    throw new ConfigError('TOOLGATE_REDIS_URL must be a redis:// or rediss:// URL');
+  // Several processes share a PostgreSQL store; without Redis each would refresh tokens, keep
+  // sessions and hear notifications on its own (lost grants, unknown sessions). Refuse, saying why.
+  if (!databaseUrl.startsWith('sqlite:') && redisUrl === undefined)
+    throw new ConfigError(
+      'TOOLGATE_DATABASE_URL names PostgreSQL, which several gateway processes share; set TOOLGATE_REDIS_URL too (redis://host:6379), so they share locks, sessions and notifications. One process needs neither: leave both unset for the embedded SQLite store.',
+    );
   const reportWebhookUrl = env.TOOLGATE_REPORT_WEBHOOK_URL
     ? url('TOOLGATE_REPORT_WEBHOOK_URL', env.TOOLGATE_REPORT_WEBHOOK_URL)
     : undefined;
@@ -94,6 +105,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     manifestsDir: resolve(env.TOOLGATE_MANIFESTS_DIR || './manifests'),
     masterKey: env.TOOLGATE_MASTER_KEY || undefined,
     databaseUrl,
+    redisUrl,
+    redisPrefix: env.TOOLGATE_REDIS_PREFIX || 'toolgate:',
     allowedHosts: (env.TOOLGATE_ALLOWED_HOSTS ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())

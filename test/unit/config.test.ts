@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../core/config.js';
+
+const base = { TOOLGATE_DATA_DIR: '/tmp/toolgate-config-test' };
+
+describe('loadConfig: the store and coordination settings', () => {
+  it('defaults to the embedded SQLite store in the data dir and one process (no Redis)', () => {
+    const config = loadConfig(base);
+    expect(config.databaseUrl).toBe('sqlite:/tmp/toolgate-config-test/toolgate.db');
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.redisPrefix).toBe('toolgate:');
+  });
+
+  it('takes PostgreSQL together with Redis', () => {
+    const config = loadConfig({
+      ...base,
+      TOOLGATE_DATABASE_URL: 'postgres://toolgate@db:5432/toolgate',
+      TOOLGATE_REDIS_URL: 'redis://cache:6379',
+      TOOLGATE_REDIS_PREFIX: 'tg-eu:',
+    });
+    expect(config.databaseUrl).toBe('postgres://toolgate@db:5432/toolgate');
+    expect(config.redisUrl).toBe('redis://cache:6379');
+    expect(config.redisPrefix).toBe('tg-eu:');
+  });
+
+  it('refuses PostgreSQL without Redis, saying what to set', () => {
+    expect(() => loadConfig({ ...base, TOOLGATE_DATABASE_URL: 'postgresql://db/toolgate' })).toThrow(
+      /set TOOLGATE_REDIS_URL too/,
+    );
+  });
+
+  it('refuses other databases and a Redis URL of another scheme', () => {
+    expect(() => loadConfig({ ...base, TOOLGATE_DATABASE_URL: 'mysql://db/toolgate' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, TOOLGATE_REDIS_URL: 'http://cache:6379' })).toThrow(
+      /redis:\/\/ or rediss:\/\//,
+    );
+  });
+});
