@@ -27,8 +27,8 @@ export interface Job {
   run(): Promise<void>;
 }
 
-/** How long a cluster job's lock outlives a holder that died mid-run. */
-const JOB_LOCK_TTL_MS = 5 * 60_000;
+/** How long a cluster job's lock outlives a holder that died mid-run (a live holder extends it). */
+const JOB_LOCK_TTL_MS = 30_000;
 
 /** Runs jobs on their timers until `stop()`; a run still going when its next tick comes is skipped. */
 export class Jobs {

@@ -17,9 +17,21 @@ export type BusEvent =
 export type BusEventType = BusEvent['type'];
 export type BusHandler<T extends BusEventType> = (event: Extract<BusEvent, { type: T }>) => void;
 
+/**
+ * Where a bus reports what it cannot throw at anyone: a handler that threw, an event it could not
+ * hand over (`event` set), a message it could not read or a lost connection (`event` undefined).
+ */
+export type BusErrorHandler = (error: unknown, event?: BusEvent) => void;
+
 /** Publish/subscribe across every process of a deployment (this one included). */
 export interface Bus {
-  /** Delivers to every subscriber of the event's type, in every process; resolves once sent. */
+  /**
+   * Delivers to every subscriber of the event's type, in every process, the publisher's own
+   * included. Resolves once handed over (a networked bus delivers later, after the round trip,
+   * and at most once: a process disconnected at the time misses the event). Never rejects: an
+   * event that cannot be handed over is reported to the bus's error handler, so that publishing,
+   * a side effect of work already done, never fails that work.
+   */
   publish(event: BusEvent): Promise<void>;
   /** Calls `handler` for each event of `type`; returns the function that unsubscribes. */
   subscribe<T extends BusEventType>(type: T, handler: BusHandler<T>): () => void;
@@ -27,35 +39,61 @@ export interface Bus {
 }
 
 /**
- * The in-process bus (one process serves the deployment: the embedded default). Handlers run
- * synchronously within `publish`, in subscription order; a throwing handler does not keep the
- * event from the others, and is reported to `onError`.
+ * The subscribers of one process, by event type: what every bus dispatches to once an event has
+ * reached the process. Handlers run in subscription order; one that throws does not keep the event
+ * from the others, and is reported to `onError`.
  */
-export class MemoryBus implements Bus {
-  private readonly handlers = new Map<BusEventType, Set<(event: BusEvent) => void>>();
+export class BusHandlers {
+  private readonly byType = new Map<BusEventType, Set<(event: BusEvent) => void>>();
 
-  constructor(private readonly onError: (error: unknown, event: BusEvent) => void = () => {}) {}
+  constructor(private readonly onError: BusErrorHandler) {}
 
-  publish(event: BusEvent): Promise<void> {
-    for (const handler of this.handlers.get(event.type) ?? []) {
+  add<T extends BusEventType>(type: T, handler: BusHandler<T>): () => void {
+    let set = this.byType.get(type);
+    if (!set) {
+      set = new Set();
+      this.byType.set(type, set);
+    }
+    // Each subscription is its own entry, so subscribing one function twice needs two unsubscribes.
+    const wrapped = (event: BusEvent): void => handler(event as Extract<BusEvent, { type: T }>);
+    set.add(wrapped);
+    return () => set.delete(wrapped);
+  }
+
+  dispatch(event: BusEvent): void {
+    // A copy: a handler that unsubscribes (itself or another) does not disturb this delivery.
+    for (const handler of [...(this.byType.get(event.type) ?? [])]) {
       try {
         handler(event);
       } catch (error) {
         this.onError(error, event);
       }
     }
+  }
+
+  clear(): void {
+    this.byType.clear();
+  }
+}
+
+/**
+ * The in-process bus (one process serves the deployment: the embedded default). Handlers run
+ * synchronously within `publish`, so it never fails to hand an event over.
+ */
+export class MemoryBus implements Bus {
+  private readonly handlers: BusHandlers;
+
+  constructor(onError: BusErrorHandler = () => {}) {
+    this.handlers = new BusHandlers(onError);
+  }
+
+  publish(event: BusEvent): Promise<void> {
+    this.handlers.dispatch(event);
     return Promise.resolve();
   }
 
   subscribe<T extends BusEventType>(type: T, handler: BusHandler<T>): () => void {
-    let set = this.handlers.get(type);
-    if (!set) {
-      set = new Set();
-      this.handlers.set(type, set);
-    }
-    const wrapped = handler as (event: BusEvent) => void;
-    set.add(wrapped);
-    return () => set.delete(wrapped);
+    return this.handlers.add(type, handler);
   }
 
   close(): Promise<void> {

@@ -20,10 +20,20 @@ export interface SessionRecord {
   lastSeenAt: number;
 }
 
+/** What `SessionStore.update` may change on a stored session. */
+export type SessionChanges = Partial<Pick<SessionRecord, 'protocolVersion' | 'lastSeenAt'>>;
+
+/**
+ * The 2025-era session records of the deployment. Records are values: what `get` returns is a copy,
+ * which later updates do not change (as with a store in another process).
+ */
 export interface SessionStore {
+  /** Stores `record`, replacing a session of the same id. */
   create(record: SessionRecord): Promise<void>;
   get(id: string): Promise<SessionRecord | undefined>;
-  update(id: string, changes: Partial<Pick<SessionRecord, 'protocolVersion' | 'lastSeenAt'>>): Promise<void>;
+  /** Changes a stored session; does nothing when there is none of that id (it ended meanwhile). */
+  update(id: string, changes: SessionChanges): Promise<void>;
+  /** Removes a session; does nothing when there is none. */
   delete(id: string): Promise<void>;
   /** Ids of sessions idle since before `before` (ms), for expiry. */
   idleSince(before: number): Promise<string[]>;
@@ -45,15 +55,16 @@ export class MemorySessionStore implements SessionStore {
   }
 
   create(record: SessionRecord): Promise<void> {
-    this.sessions.set(record.id, record);
+    this.sessions.set(record.id, copy(record));
     return Promise.resolve();
   }
 
   get(id: string): Promise<SessionRecord | undefined> {
-    return Promise.resolve(this.sessions.get(id));
+    const record = this.sessions.get(id);
+    return Promise.resolve(record && copy(record));
   }
 
-  update(id: string, changes: Partial<Pick<SessionRecord, 'protocolVersion' | 'lastSeenAt'>>): Promise<void> {
+  update(id: string, changes: SessionChanges): Promise<void> {
     const record = this.sessions.get(id);
     if (record) Object.assign(record, changes);
     return Promise.resolve();
@@ -69,4 +80,9 @@ export class MemorySessionStore implements SessionStore {
     for (const record of this.sessions.values()) if (record.lastSeenAt < before) ids.push(record.id);
     return Promise.resolve(ids);
   }
+}
+
+/** A record no caller shares with the store (the scope is the only nested value). */
+function copy(record: SessionRecord): SessionRecord {
+  return { ...record, scope: { ...record.scope } };
 }
