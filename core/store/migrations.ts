@@ -1,8 +1,8 @@
 /**
- * Numbered, forward-only migrations. Each is applied once, in order, inside a transaction, and
- * recorded in schema_migrations. Never edit a released migration: add the next number.
- * Portable SQL only (TEXT ids and ISO timestamps; no SQLite-only types), so a PostgreSQL store
- * can run the same statements.
+ * The SQLite schema: numbered, forward-only migrations. Each is applied once, in order, inside a
+ * transaction, and recorded in schema_migrations. Never edit a released migration: add the next
+ * number, here and in postgres/migrations.ts (the same version and name, in that dialect; a test
+ * holds the two lists and the resulting schemas alike).
  */
 export interface Migration {
   version: number;

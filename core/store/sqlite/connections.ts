@@ -1,5 +1,13 @@
 import type { ConnectionState, Scope } from '../../domain.js';
 import { newId } from '../ids.js';
+import {
+  CONNECTION_SELECT,
+  connectionRecord,
+  scopeColumns,
+  scopeOf,
+  type ConnectionRow,
+  type ScopeRow,
+} from '../rows.js';
 import type {
   ConnectionCount,
   ConnectionEvent,
@@ -9,40 +17,10 @@ import type {
   ExpiringConnection,
   NewConnection,
 } from '../types.js';
-import { scopeColumns, scopeOf, SCOPE_MATCH, type ScopeRow, type SqliteDb } from './db.js';
+import { SCOPE_MATCH, type SqliteDb } from './db.js';
 
-interface ConnectionRow {
-  id: string;
-  provider: string;
-  state: ConnectionState;
-  fields: string;
-  account: string | null;
-  credentials: string;
-  oauth_app: string | null;
-  expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const CONNECTION_SELECT = `SELECT c.id, c.provider, c.state, c.fields, c.account, c.credentials, c.oauth_app, c.expires_at, c.created_at, c.updated_at
-  FROM connections c JOIN scopes s ON s.id = c.scope_id`;
 /** Targets the connection of a scope (bind provider, then {@link scopeColumns}). */
 const THIS_CONNECTION = `provider = ? AND scope_id = (SELECT s.id FROM scopes s WHERE ${SCOPE_MATCH})`;
-
-function connectionRecord(row: ConnectionRow): ConnectionRecord {
-  return {
-    id: row.id,
-    provider: row.provider,
-    state: row.state,
-    fields: JSON.parse(row.fields) as Record<string, string>,
-    account: row.account,
-    credentials: row.credentials,
-    oauthApp: row.oauth_app,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 export class SqliteConnections implements ConnectionStore {
   constructor(private readonly sql: SqliteDb) {}

@@ -3,27 +3,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
+import { scopeColumns } from '../rows.js';
 
 /** Rows {@link SqliteDb.hotRead} keeps for the per-call path before starting over (a bound, not a tuning). */
 const HOT_ROWS = 10_000;
 
 type Param = string | number | null;
-
-/** The scope columns of a row (scopes table): '' stands for "not set". */
-export interface ScopeRow {
-  client_id: string;
-  org_id: string;
-  user_id: string;
-}
-
-/** Scope columns never hold NULL (so the UNIQUE constraint holds): '' stands for "not set". */
-export function scopeColumns(scope: Scope): [string, string, string] {
-  return [scope.clientId, scope.orgId ?? '', scope.userId ?? ''];
-}
-
-export function scopeOf(row: ScopeRow): Scope {
-  return { clientId: row.client_id, orgId: row.org_id || null, userId: row.user_id || null };
-}
 
 /** Matches a row of `scopes s` to a scope's three columns (bind {@link scopeColumns}). */
 export const SCOPE_MATCH = `s.client_id = ? AND s.org_id = ? AND s.user_id = ?`;

@@ -1,35 +1,7 @@
-import type { KeyType } from '../../domain.js';
 import { newId } from '../ids.js';
+import { CLIENT_SELECT, KEY_SELECT, keyRecord, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, ClientRecord, HashSecretRecord, KeyStore, NewApiKey } from '../types.js';
 import type { SqliteDb } from './db.js';
-
-interface KeyRow {
-  id: string;
-  client_id: string;
-  client_name: string;
-  type: KeyType;
-  hint: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-const KEY_SELECT = `SELECT k.id, k.client_id, c.name AS client_name, k.type, k.hint, k.created_at, k.last_used_at, k.revoked_at
-  FROM api_keys k JOIN clients c ON c.id = k.client_id`;
-const CLIENT_SELECT = 'SELECT id, name, created_at AS createdAt FROM clients';
-
-function keyRecord(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    clientId: row.client_id,
-    clientName: row.client_name,
-    type: row.type,
-    hint: row.hint,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
-}
 
 export class SqliteKeys implements KeyStore {
   constructor(private readonly sql: SqliteDb) {}

@@ -1,25 +1,9 @@
+import { LINK_COLUMNS, linkRecord, type LinkRow } from '../rows.js';
 import type { LinkRecord, LinkStore } from '../types.js';
-import { scopeOf, type ScopeRow, type SqliteDb } from './db.js';
+import type { SqliteDb } from './db.js';
 
-interface LinkRow extends ScopeRow {
-  provider: string;
-  purpose: string;
-  payload: string | null;
-  expires_at: string;
-}
-
-const LIVE_LINK = `SELECT s.client_id, s.org_id, s.user_id, l.provider, l.purpose, l.payload, l.expires_at
+const LIVE_LINK = `SELECT ${LINK_COLUMNS}
   FROM links l JOIN scopes s ON s.id = l.scope_id WHERE l.token_hash = ? AND l.expires_at > ?`;
-
-function linkRecord(row: LinkRow): LinkRecord {
-  return {
-    scope: scopeOf(row),
-    provider: row.provider,
-    purpose: row.purpose,
-    payload: row.payload,
-    expiresAt: row.expires_at,
-  };
-}
 
 export class SqliteLinks implements LinkStore {
   constructor(private readonly sql: SqliteDb) {}

@@ -1,31 +1,6 @@
+import { oauthAppRecord, type OAuthAppRow } from '../rows.js';
 import type { Branding, OAuthAppRecord, OAuthAppStore } from '../types.js';
 import type { SqliteDb } from './db.js';
-
-interface OAuthAppRow {
-  id: string;
-  provider: string;
-  client_id: string;
-  org_id: string;
-  oauth_client_id: string;
-  client_secret: string;
-  branding: string | null;
-  created_at: string;
-  superseded_at: string | null;
-}
-
-function oauthAppRecord(row: OAuthAppRow): OAuthAppRecord {
-  return {
-    id: row.id,
-    provider: row.provider,
-    clientId: row.client_id || null,
-    orgId: row.org_id || null,
-    oauthClientId: row.oauth_client_id,
-    clientSecret: row.client_secret,
-    branding: row.branding === null ? null : (JSON.parse(row.branding) as Branding),
-    createdAt: row.created_at,
-    supersededAt: row.superseded_at,
-  };
-}
 
 export class SqliteOAuthApps implements OAuthAppStore {
   constructor(private readonly sql: SqliteDb) {}

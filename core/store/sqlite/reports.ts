@@ -1,35 +1,11 @@
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
+import { REPORT_SELECT, reportRecord, scopeColumns, type ReportRow } from '../rows.js';
 import type { NewReport, ReportRecord, ReportStore } from '../types.js';
-import { scopeColumns, scopeOf, SCOPE_MATCH, type ScopeRow, type SqliteDb } from './db.js';
+import { SCOPE_MATCH, type SqliteDb } from './db.js';
 
-interface ReportRow extends ScopeRow {
-  id: string;
-  summary: string;
-  details: string | null;
-  provider: string | null;
-  tool: string | null;
-  created_at: string;
-  resolved_at: string | null;
-}
-
-const REPORT_SELECT = `SELECT r.id, s.client_id, s.org_id, s.user_id, r.summary, r.details, r.provider, r.tool, r.created_at, r.resolved_at
-  FROM reports r JOIN scopes s ON s.id = r.scope_id`;
 // rowid breaks ties of one millisecond: a later insert always has the larger rowid.
 const NEWEST_FIRST = 'ORDER BY r.created_at DESC, r.rowid DESC';
-
-function reportRecord(row: ReportRow): ReportRecord {
-  return {
-    id: row.id,
-    scope: scopeOf(row),
-    summary: row.summary,
-    details: row.details,
-    provider: row.provider,
-    tool: row.tool,
-    createdAt: row.created_at,
-    resolvedAt: row.resolved_at,
-  };
-}
 
 export class SqliteReports implements ReportStore {
   constructor(private readonly sql: SqliteDb) {}

@@ -1,0 +1,167 @@
+import type { ConnectionState, KeyType, Scope } from '../domain.js';
+import type {
+  ApiKeyRecord,
+  Branding,
+  ConnectionRecord,
+  LinkRecord,
+  OAuthAppRecord,
+  ReportRecord,
+} from './types.js';
+
+/*
+ * Rows as every SQL store reads them, and the records they become. The SQLite and PostgreSQL schemas
+ * (migrations.ts, postgres/migrations.ts) have the same tables and column names, so the column lists
+ * of the record-reading SELECTs and the row -> record mappers live here once and cannot drift apart.
+ * Only SQL without parameters (placeholders differ: `?` in SQLite, `$1` in PostgreSQL), and no
+ * driver import: postgres/ must not load better-sqlite3, nor sqlite/ pg.
+ */
+
+/** The scope columns of a row (scopes table): '' stands for "not set". */
+export interface ScopeRow {
+  client_id: string;
+  org_id: string;
+  user_id: string;
+}
+
+/** Scope columns never hold NULL (so the UNIQUE constraint holds): '' stands for "not set". */
+export function scopeColumns(scope: Scope): [string, string, string] {
+  return [scope.clientId, scope.orgId ?? '', scope.userId ?? ''];
+}
+
+export function scopeOf(row: ScopeRow): Scope {
+  return { clientId: row.client_id, orgId: row.org_id || null, userId: row.user_id || null };
+}
+
+/** Clients as `ClientRecord`s (the alias is quoted: PostgreSQL folds a bare one to lower case). */
+export const CLIENT_SELECT = 'SELECT id, name, created_at AS "createdAt" FROM clients';
+
+export interface KeyRow {
+  id: string;
+  client_id: string;
+  client_name: string;
+  type: KeyType;
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export const KEY_SELECT = `SELECT k.id, k.client_id, c.name AS client_name, k.type, k.hint, k.created_at, k.last_used_at, k.revoked_at
+  FROM api_keys k JOIN clients c ON c.id = k.client_id`;
+
+export function keyRecord(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    clientName: row.client_name,
+    type: row.type,
+    hint: row.hint,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export interface ReportRow extends ScopeRow {
+  id: string;
+  summary: string;
+  details: string | null;
+  provider: string | null;
+  tool: string | null;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+export const REPORT_SELECT = `SELECT r.id, s.client_id, s.org_id, s.user_id, r.summary, r.details, r.provider, r.tool, r.created_at, r.resolved_at
+  FROM reports r JOIN scopes s ON s.id = r.scope_id`;
+
+export function reportRecord(row: ReportRow): ReportRecord {
+  return {
+    id: row.id,
+    scope: scopeOf(row),
+    summary: row.summary,
+    details: row.details,
+    provider: row.provider,
+    tool: row.tool,
+    createdAt: row.created_at,
+    resolvedAt: row.resolved_at,
+  };
+}
+
+export interface ConnectionRow {
+  id: string;
+  provider: string;
+  state: ConnectionState;
+  fields: string;
+  account: string | null;
+  credentials: string;
+  oauth_app: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const CONNECTION_SELECT = `SELECT c.id, c.provider, c.state, c.fields, c.account, c.credentials, c.oauth_app, c.expires_at, c.created_at, c.updated_at
+  FROM connections c JOIN scopes s ON s.id = c.scope_id`;
+
+export function connectionRecord(row: ConnectionRow): ConnectionRecord {
+  return {
+    id: row.id,
+    provider: row.provider,
+    state: row.state,
+    fields: JSON.parse(row.fields) as Record<string, string>,
+    account: row.account,
+    credentials: row.credentials,
+    oauthApp: row.oauth_app,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export interface LinkRow extends ScopeRow {
+  provider: string;
+  purpose: string;
+  payload: string | null;
+  expires_at: string;
+}
+
+/** The columns of a {@link LinkRow}, of `links l` joined with `scopes s`. */
+export const LINK_COLUMNS =
+  's.client_id, s.org_id, s.user_id, l.provider, l.purpose, l.payload, l.expires_at';
+
+export function linkRecord(row: LinkRow): LinkRecord {
+  return {
+    scope: scopeOf(row),
+    provider: row.provider,
+    purpose: row.purpose,
+    payload: row.payload,
+    expiresAt: row.expires_at,
+  };
+}
+
+export interface OAuthAppRow {
+  id: string;
+  provider: string;
+  client_id: string;
+  org_id: string;
+  oauth_client_id: string;
+  client_secret: string;
+  branding: string | null;
+  created_at: string;
+  superseded_at: string | null;
+}
+
+export function oauthAppRecord(row: OAuthAppRow): OAuthAppRecord {
+  return {
+    id: row.id,
+    provider: row.provider,
+    clientId: row.client_id || null,
+    orgId: row.org_id || null,
+    oauthClientId: row.oauth_client_id,
+    clientSecret: row.client_secret,
+    branding: row.branding === null ? null : (JSON.parse(row.branding) as Branding),
+    createdAt: row.created_at,
+    supersededAt: row.superseded_at,
+  };
+}
