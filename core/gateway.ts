@@ -79,6 +79,7 @@ export class Gateway {
     const emitEvent = eventsWebhook(outbound, config.eventsWebhookUrl, log);
     const oauth = (this.oauth = new OAuthFlows({
       store,
+      lock,
       keyring,
       apps: oauthApps,
       connections,

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AuthorizationCode } from 'simple-oauth2';
 import type { ProviderEntry } from '../../catalog/types.js';
 import type { Config } from '../../config.js';
+import type { Lock } from '../../coordination/lock.js';
 import type { Keyring } from '../../keyring.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { Store } from '../../store/types.js';
@@ -27,6 +28,8 @@ export class TemporaryRefreshError extends Error {
 /** What consent and the token lifecycle are built on. */
 export interface OAuthDeps {
   store: Store;
+  /** One refresh per connection across processes (see tokens.ts). */
+  lock: Lock;
   keyring: Keyring;
   apps: OAuthApps;
   connections: ConnectionService;

@@ -1,5 +1,6 @@
 import { AuthorizationCode } from 'simple-oauth2';
 import type { ProviderEntry } from '../../catalog/types.js';
+import { LockTimeoutError, type Lease } from '../../coordination/lock.js';
 import { scopeKey, type Scope } from '../../domain.js';
 import type { ConnectionRecord } from '../../store/types.js';
 import type { ProviderAccess } from '../../upstream/provider-client.js';
@@ -19,6 +20,10 @@ import {
 const CALL_MARGIN_MS = 60_000;
 /** Transient refresh failures are retried after these pauses. */
 const RETRY_DELAYS_MS = [250, 1_000];
+
+/** How long a refresh holds its connection's lock (extended while it runs), and how long others wait for it. */
+const REFRESH_LOCK_TTL_MS = 20_000;
+const REFRESH_WAIT_MS = 30_000;
 
 function wait(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,16 +64,42 @@ export class OAuthTokens {
     const key = `${scopeKey(scope)}\u0000${provider.id}`;
     let running = this.inflight.get(key);
     if (!running) {
-      running = this.refreshNow(scope, provider, seen).finally(() => this.inflight.delete(key));
+      running = this.refreshLocked(scope, provider, seen).finally(() => this.inflight.delete(key));
       this.inflight.set(key, running);
     }
     return running;
+  }
+
+  /**
+   * One refresh per connection across every process: the refresh runs under the connection's lock,
+   * and a caller that waited for it re-reads the connection first, so it uses what the holder
+   * stored instead of sending the rotated-away refresh token again (which a provider with reuse
+   * detection answers by revoking the grant).
+   */
+  private async refreshLocked(
+    scope: Scope,
+    provider: ProviderEntry,
+    seen: string | undefined,
+  ): Promise<ProviderAccess> {
+    try {
+      return await this.deps.lock.with(
+        `refresh:${scopeKey(scope)}:${provider.id}`,
+        REFRESH_LOCK_TTL_MS,
+        REFRESH_WAIT_MS,
+        (lease) => this.refreshNow(scope, provider, seen, lease),
+      );
+    } catch (error) {
+      if (error instanceof LockTimeoutError)
+        throw new TemporaryRefreshError('another process is still renewing this connection');
+      throw error;
+    }
   }
 
   private async refreshNow(
     scope: Scope,
     provider: ProviderEntry,
     seen: string | undefined,
+    lease: Lease,
   ): Promise<ProviderAccess> {
     const found = await this.deps.connections.access(scope, provider.id);
     if (!found) throw new ReapprovalNeededError(`${provider.displayName} is not connected.`);
@@ -109,6 +140,14 @@ export class OAuthTokens {
     const credentials = tokenCredentials(values, refreshToken);
     if (!credentials) throw new TemporaryRefreshError('the token response carried no access token');
     const next: ProviderAccess = { credentials, fields: record.fields };
+    // The lock can lapse under a holder that stalled past its ttl. Storing is still right: the
+    // compare-and-set below is the fence (it stores only over the credentials this refresh read),
+    // and the provider has already rotated the refresh token this one holds. The operator hears of it.
+    if (!(await lease.held().catch(() => false)))
+      this.deps.log.warn(
+        { code: 'TG_OAUTH_REFRESH_LOCK_LOST', provider: provider.id, fence: lease.fence },
+        'token refresh outlived its lock',
+      );
     // Compare-and-set: the rotated refresh token is stored before anyone can use the old one again.
     const stored = await this.deps.connections.swapCredentials(
       scope,
