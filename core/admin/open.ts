@@ -31,7 +31,11 @@ export async function openCore(
     master.key,
     config.masterKey === undefined ? () => loadMasterKey(config).key : undefined,
   );
-  const coordination = openCoordination({ onBusError });
+  const coordination = openCoordination({
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    onBusError,
+  });
   const close = async (): Promise<void> => {
     await coordination.close();
     await store.close();

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -33,4 +34,49 @@ export function runToolgate(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A running `toolgate serve`. */
+export interface Serving {
+  child: ChildProcess;
+  /** Everything it printed so far, standard output and error. */
+  output(): string;
+  /** SIGTERM, then its exit code once it exited. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `toolgate serve` and resolves once it listens (its "Server listening at" log line, so
+ * TOOLGATE_LOG_LEVEL must let info through); rejects, killing it, if it exits or has not listened
+ * within 30 s.
+ */
+export async function startServe(env: Record<string, string>): Promise<Serving> {
+  const child = spawnToolgate(['serve'], env);
+  let output = '';
+  const collect = (chunk: Buffer): void => void (output += chunk.toString());
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', () => output.includes('Server listening at') && resolve());
+      child.on('exit', (code) => reject(new Error(`toolgate serve exited with ${code}:\n${output}`)));
+      setTimeout(
+        () => reject(new Error(`toolgate serve did not listen within 30 s:\n${output}`)),
+        30_000,
+      ).unref();
+    });
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return code;
+    },
+  };
 }

@@ -1,9 +1,8 @@
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runToolgate, spawnToolgate } from '../../helpers/cli.js';
+import { runToolgate, startServe } from '../../helpers/cli.js';
 import { freePort } from '../../helpers/gateway.js';
 
 let dataDir: string;
@@ -15,24 +14,6 @@ beforeEach(async () => {
   env = { TOOLGATE_DATA_DIR: dataDir, TOOLGATE_PORT: String(port) };
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
-
-/** Starts `toolgate serve` and resolves once it listens, with what it printed until then. */
-async function serve(): Promise<{ output: string; stop(): Promise<void> }> {
-  const child = spawnToolgate(['serve'], env);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', () => output.includes('Server listening at') && resolve());
-    child.on('exit', (code) => reject(new Error(`toolgate serve exited with ${code}:\n${output}`)));
-  });
-  return {
-    output,
-    async stop() {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
 
 /** Whether `password` signs in to the running gateway's dashboard. */
 async function signsIn(password: string): Promise<boolean> {
@@ -51,23 +32,29 @@ async function signsIn(password: string): Promise<boolean> {
 
 describe('the dashboard admin password', () => {
   it('is generated on first start, printed once in the banner (never logged), and signs in', async () => {
-    const first = await serve();
+    const first = await startServe(env);
     try {
-      const line = first.output.split('\n').find((l) => l.startsWith('Dashboard: '));
+      const line = first
+        .output()
+        .split('\n')
+        .find((l) => l.startsWith('Dashboard: '));
       expect(line).toMatch(
         new RegExp(`^Dashboard: http://localhost:${port}/dashboard {2}admin password: [A-Za-z0-9_-]{24}$`),
       );
       const password = line!.split('admin password: ')[1]!;
-      for (const log of first.output.split('\n').filter((l) => l.startsWith('{"level"')))
+      for (const log of first
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{"level"')))
         expect(log).not.toContain(password);
       expect(await signsIn(password)).toBe(true);
       expect(await signsIn(`${password}x`)).toBe(false);
     } finally {
       await first.stop();
     }
-    const second = await serve();
+    const second = await startServe(env);
     await second.stop();
-    expect(second.output).not.toContain('admin password');
+    expect(second.output()).not.toContain('admin password');
   }, 60_000);
 
   it('is set with `toolgate admin set-password` from standard input or the environment, never argv', async () => {
@@ -75,9 +62,9 @@ describe('the dashboard admin password', () => {
     expect(piped.code).toBe(0);
     expect(piped.stdout).toContain('The dashboard admin password is set');
     // A password already set is neither replaced nor printed by the first start.
-    const server = await serve();
+    const server = await startServe(env);
     try {
-      expect(server.output).not.toContain('admin password:');
+      expect(server.output()).not.toContain('admin password:');
       expect(await signsIn('correct horse battery staple')).toBe(true);
 
       // The running server takes a password set by the CLI at once.

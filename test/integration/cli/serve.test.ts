@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runToolgate, spawnToolgate } from '../../helpers/cli.js';
+import { runToolgate, startServe } from '../../helpers/cli.js';
 import { connect, SYSTEM_TOOLS } from '../../helpers/clients.js';
 import { freePort } from '../../helpers/gateway.js';
 
@@ -13,34 +12,11 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** Starts `toolgate serve`, resolves once it listens, with everything it printed so far. */
-async function serve(env: Record<string, string>) {
-  const child = spawnToolgate(['serve'], env);
-  let stdout = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      if (stdout.includes('Server listening at')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`toolgate serve exited with ${code}:\n${stdout}`)));
-  });
-  return {
-    child,
-    output: () => stdout,
-    async stop(): Promise<number | null> {
-      child.kill('SIGTERM');
-      const [code] = (await once(child, 'exit')) as [number | null];
-      return code;
-    },
-  };
-}
-
 describe('toolgate serve on an empty data dir', () => {
   it('prints the first key and a working client config once, outside the logger, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
     const env = { TOOLGATE_DATA_DIR: dataDir, TOOLGATE_PORT: String(port) };
-    const first = await serve(env);
+    const first = await startServe(env);
     const banner = first.output();
     const config = banner.split('\n').find((line) => line.startsWith('{"mcpServers"'));
     expect(config).toBeDefined();
@@ -82,7 +58,7 @@ describe('toolgate serve on an empty data dir', () => {
     expect(first.output()).toMatch(/"code":"TG_CATALOG_LOADED","trigger":"request"/);
     expect(await first.stop()).toBe(0);
 
-    const second = await serve(env);
+    const second = await startServe(env);
     expect(second.output()).not.toContain('mcpServers');
     expect(second.output()).not.toContain('master.key');
     expect(await second.stop()).toBe(0);
