@@ -71,6 +71,8 @@ const REVOCATION_SWEEP_MS = 1_000;
 const KEEP_ALIVE_MS = 15_000;
 const HOUSEKEEPING_MS = 60_000;
 const SESSION_IDLE_MS = 60 * 60_000;
+/** Well within SESSION_IDLE_MS: a session with an open stream is touched many times before it could expire. */
+const SESSION_TOUCH_MS = 5 * 60_000;
 
 /**
  * Publishes `key.revoked` for keys revoked since the last sweep by anyone (the CLI writes the store
@@ -153,19 +155,31 @@ export function linkPurge(deps: { connections: ConnectionService }): Job {
   };
 }
 
-/** Expires idle sessions without an open stream in this process, and keeps this process's streams alive. */
+/**
+ * The session jobs. Local, every process: keep-alives on its streams, and a touch of each session
+ * whose stream it holds, so that a session with an open stream never looks idle to any process.
+ * Cluster: expiry of sessions idle (no request, no open stream) for an hour.
+ */
 export function sessionJobs(deps: { sessions: SessionStore; hub: StreamHub }): Job[] {
   return [
     {
-      name: 'session-expiry',
-      everyMs: HOUSEKEEPING_MS,
+      name: 'session-touch',
+      everyMs: SESSION_TOUCH_MS,
       cluster: false,
       failureCode: 'TG_HOUSEKEEPING_FAILED',
       async run() {
-        const open = deps.hub.sessionIds();
-        for (const id of await deps.sessions.idleSince(Date.now() - SESSION_IDLE_MS)) {
-          if (!open.has(id)) await deps.sessions.delete(id);
-        }
+        const now = Date.now();
+        for (const id of deps.hub.sessionIds()) await deps.sessions.update(id, { lastSeenAt: now });
+      },
+    },
+    {
+      name: 'session-expiry',
+      everyMs: HOUSEKEEPING_MS,
+      cluster: true,
+      failureCode: 'TG_HOUSEKEEPING_FAILED',
+      async run() {
+        for (const id of await deps.sessions.idleSince(Date.now() - SESSION_IDLE_MS))
+          await deps.sessions.delete(id);
       },
     },
     {

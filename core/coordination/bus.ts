@@ -11,6 +11,10 @@ export type BusEvent =
   | { type: 'connection.refreshed'; scope: Scope; provider: string }
   /** An API key was revoked: its open streams are cut off. */
   | { type: 'key.revoked'; keyId: string }
+  /** A JSON-RPC message for a 2024/2025 session's event stream, which lives on one process. */
+  | { type: 'session.message'; sessionId: string; json: string }
+  /** A session was ended (DELETE): whichever process holds its stream closes it. */
+  | { type: 'session.ended'; sessionId: string }
   /** The catalog was reloaded; `providers` are those whose tools changed. */
   | { type: 'catalog.changed'; providers: string[] };
 

@@ -8,6 +8,7 @@ import { TOOLS_LIST_CHANGED } from './protocol.js';
 import { StreamHub } from './streams.js';
 import { LegacySseTransport } from './transports/legacy-sse.js';
 import { ModernTransport } from './transports/modern.js';
+import { SessionStreams } from './transports/session-streams.js';
 import { StreamableTransport } from './transports/streamable.js';
 import type { Transport } from './transports/transport.js';
 
@@ -35,11 +36,19 @@ export class McpEndpoint {
   readonly hub = new StreamHub();
   readonly transports: readonly Transport[];
   private readonly modern: ModernTransport;
+  private readonly streams: SessionStreams;
   private readonly unsubscribe: (() => void)[];
 
   constructor(private readonly deps: McpEndpointDeps) {
+    this.streams = new SessionStreams(deps.bus);
     this.modern = new ModernTransport({ tools: deps.tools, hub: this.hub, onError: deps.onError });
-    const legacy = { sessions: deps.sessions, tools: deps.tools, hub: this.hub, onError: deps.onError };
+    const legacy = {
+      sessions: deps.sessions,
+      streams: this.streams,
+      tools: deps.tools,
+      hub: this.hub,
+      onError: deps.onError,
+    };
     this.transports = [
       this.modern,
       new StreamableTransport(legacy),
@@ -80,6 +89,7 @@ export class McpEndpoint {
   /** Closes every open stream and the SDK's handlers (shutdown). */
   async close(): Promise<void> {
     for (const stop of this.unsubscribe) stop();
+    this.streams.close();
     this.hub.closeWhere(() => true);
     for (const transport of this.transports) await transport.close?.();
   }

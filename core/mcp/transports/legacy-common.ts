@@ -7,10 +7,13 @@ import { encodeError, RPC, type RpcBody } from '../protocol.js';
 import { newSessionId, type SessionRecord, type SessionStore } from '../../coordination/sessions.js';
 import type { Caller } from '../../domain.js';
 import type { SseWriter, StreamHub } from '../streams.js';
+import type { SessionStreams } from './session-streams.js';
 
 /** What both older transports (2025 Streamable HTTP, 2024 HTTP+SSE) share. */
 export interface LegacyDeps {
   sessions: SessionStore;
+  /** Session event streams, reached from any process. */
+  streams: SessionStreams;
   tools: ToolService;
   onError: (error: unknown, request: FastifyRequest) => void;
 }
@@ -96,14 +99,14 @@ export async function newSession(
 
 /**
  * Registers a session's event stream with the hub (notifications of its scope, keep-alives,
- * revocation), and unregisters it when the stream closes, then runs `onClose`.
+ * revocation), and unregisters it when the stream closes, then runs `onClose` when given.
  */
 export function attachWriter(
   hub: StreamHub,
   caller: Caller,
   sessionId: string,
   writer: SseWriter,
-  onClose: () => void,
+  onClose?: () => void,
 ): void {
   const unregister = hub.add({
     keyId: caller.keyId,
@@ -116,6 +119,6 @@ export function attachWriter(
   });
   writer.onClose(() => {
     unregister();
-    onClose();
+    onClose?.();
   });
 }

@@ -35,7 +35,6 @@ export interface LegacySseDeps extends LegacyDeps {
  */
 export class LegacySseTransport implements Transport {
   readonly generation = '2024 SSE';
-  private readonly writers = new Map<string, SseWriter>();
 
   constructor(private readonly deps: LegacySseDeps) {}
 
@@ -53,9 +52,8 @@ export class LegacySseTransport implements Transport {
     const id = await newSession(this.deps, caller, 'sse', undefined, false);
     void reply.hijack();
     const writer = new SseWriter(reply.raw, {});
-    this.writers.set(id, writer);
+    this.deps.streams.hold(id, writer);
     attachWriter(this.deps.hub, caller, id, writer, () => {
-      this.writers.delete(id);
       void this.deps.sessions.delete(id);
     });
     // The scope parameters ride along so each POST resolves to the session's own scope; the key
@@ -74,8 +72,6 @@ export class LegacySseTransport implements Transport {
         'POST /mcp/messages needs the sessionId the SSE endpoint event gave.',
       );
     const session = await ownedSession(this.deps, sessionId, caller, 'sse');
-    const writer = this.writers.get(session.id);
-    if (!writer) throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
     const [message] = messagesOf(request.body, false);
     void reply.code(202).type('text/plain').send('Accepted');
     if (isInitialize(message)) {
@@ -87,9 +83,9 @@ export class LegacySseTransport implements Transport {
         serverInfo: SERVER_INFO,
         instructions: INSTRUCTIONS,
       });
-      writer.send(encodeResult(message.id, result));
+      this.deps.streams.send(session.id, encodeResult(message.id, result));
     } else if (isRequest(message)) {
-      writer.send(rpcText(await answer(this.deps, request, message, caller)));
+      this.deps.streams.send(session.id, rpcText(await answer(this.deps, request, message, caller)));
     }
     return reply;
   }

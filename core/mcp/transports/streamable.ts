@@ -52,8 +52,6 @@ function acceptsJson(request: FastifyRequest): boolean {
  */
 export class StreamableTransport implements Transport {
   readonly generation = '2025 sessions';
-  /** Session id -> its open GET stream (process-local; the session record may live elsewhere). */
-  private readonly getStreams = new Map<string, SseWriter>();
 
   constructor(private readonly deps: StreamableDeps) {}
 
@@ -139,7 +137,8 @@ export class StreamableTransport implements Transport {
   private elicitation(sessionId: string): CallContext {
     return {
       elicitUrl: (message, url) => {
-        this.getStreams.get(sessionId)?.send(
+        this.deps.streams.send(
+          sessionId,
           JSON.stringify({
             jsonrpc: '2.0',
             id: `elicit-${randomUUID()}`,
@@ -160,20 +159,18 @@ export class StreamableTransport implements Transport {
         'The session stream is served as text/event-stream; send Accept: text/event-stream.',
       );
     }
-    if (this.getStreams.has(session.id)) throw new GatewayError('TG_ERR_STREAM_CONFLICT');
+    if (this.deps.streams.has(session.id)) throw new GatewayError('TG_ERR_STREAM_CONFLICT');
     void reply.hijack();
     const writer = new SseWriter(reply.raw, { 'mcp-session-id': session.id });
-    this.getStreams.set(session.id, writer);
-    attachWriter(this.deps.hub, caller, session.id, writer, () => {
-      if (this.getStreams.get(session.id) === writer) this.getStreams.delete(session.id);
-    });
+    this.deps.streams.hold(session.id, writer);
+    attachWriter(this.deps.hub, caller, session.id, writer);
   }
 
   /** DELETE with a session id: ends the session and closes its stream. */
   async delete({ request, reply, caller }: McpExchange): Promise<FastifyReply> {
     const session = await ownedSession(this.deps, header(request, 'mcp-session-id')!, caller, 'streamable');
     await this.deps.sessions.delete(session.id);
-    this.getStreams.get(session.id)?.close();
+    this.deps.streams.end(session.id);
     return reply.code(200).send();
   }
 }

@@ -82,6 +82,26 @@ if ((await requirePostgres(import.meta.url)) && (await requireRedis(FILE))) {
       expect(backendsSince(from).size).toBe(3);
     });
 
+    it.each(['2025 (v1 client)', '2024-11-05 SSE'] as const)(
+      'serve a %s client whose messages land on other processes than its stream',
+      async (generation) => {
+        const user = generation === '2024-11-05 SSE' ? 'carol' : 'dave';
+        const setup = await open('2026-07-28', user);
+        expectToolOk(
+          await setup.callTool('connect_provider', {
+            provider: 'petshop',
+            credentials: { api_key: PET_KEY },
+          }),
+        );
+        const from = cluster.balancer.served.length;
+        const client = await open(generation, user);
+        expect(await client.listToolNames()).toContain('petshop_list_pets');
+        for (let i = 0; i < 4; i++)
+          expectToolOk(await client.callTool('petshop_list_pets', { limit: 1 }), 'Rex');
+        expect(backendsSince(from).size).toBe(3);
+      },
+    );
+
     it('refuse a key revoked through the CLI on every process', async () => {
       const revoked = await cluster.cli(['keys', 'revoke', keyId]);
       expect(revoked.code, revoked.stderr).toBe(0);
