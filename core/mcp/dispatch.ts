@@ -14,7 +14,7 @@ import type { Caller } from '../domain.js';
 /**
  * The lean JSON-RPC path: answers the methods an agent calls all the time (tools/list, tools/call,
  * ping) without building an SDK server per request. The 2025-era sessions and the 2024 SSE
- * transport use it for every request; the 2026-07-28 leg uses it for tools/list and tools/call
+ * transport use it for every request; the 2026-07-28 transport uses it for tools/list and tools/call
  * once the SDK's own classifier has validated the envelope (see modern.ts), and the SDK for the rest.
  */
 export type Era = 'legacy' | 'modern';

@@ -42,7 +42,7 @@ function callerOf(authInfo: AuthInfo | undefined): Caller {
 }
 
 /**
- * The 2026-07-28 leg, built on the SDK's createMcpHandler with a per-request server factory.
+ * The 2026-07-28 transport, built on the SDK's createMcpHandler with a per-request server factory.
  * tools/list and tools/call (and ping) take the lean path once the SDK's classifier has validated
  * the request envelope and headers; everything else (server/discover, error answers, listen
  * streams) is the SDK's. The SDK's `notify` reaches every listen stream of a handler with no notion
