@@ -99,7 +99,8 @@ export const ERRORS = {
   },
   TG_ERR_UNAVAILABLE: {
     status: 503,
-    message: 'The gateway is shutting down or its store is unreachable. Retry shortly.',
+    message:
+      'The gateway is shutting down, or cannot reach its database or coordination service (Redis) right now. Retry shortly.',
   },
   TG_ERR_INTERNAL: {
     status: 500,
@@ -126,4 +127,23 @@ export class GatewayError extends Error {
   toBody(): { error: { code: ErrorCode; message: string } } {
     return { error: { code: this.code, message: this.message } };
   }
+}
+
+// Network failures of a connection to a service (Node's socket errors, PostgreSQL's SQLSTATE class
+// 08 "connection exception" and 57P0x "the server is shutting down or starting").
+const OUTAGE_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|08\w{3}|57P0[1-3])$/;
+// What node-postgres and ioredis say when a connection is gone or cannot be had in time.
+const OUTAGE_MESSAGES =
+  /Connection terminated|Connection is closed|timeout exceeded when trying to connect|Reached the max retries per request limit|Command timed out|Stream isn't writeable/;
+
+/**
+ * Whether an error means the database or Redis cannot be reached (rather than a fault of the
+ * gateway): such a request is answered 503 TG_ERR_UNAVAILABLE, and works again once the service is
+ * back, without a restart (the drivers reconnect by themselves).
+ */
+export function isOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && OUTAGE_CODES.test(code)) || OUTAGE_MESSAGES.test(error.message);
 }

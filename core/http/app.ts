@@ -5,7 +5,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isOutage } from '../errors.js';
 import { serializers } from './log.js';
 
 /** Largest request body read (bytes); MCP messages are small, tool arguments rarely more than KBs. */
@@ -78,6 +78,12 @@ export function createApp(options: {
         : code !== undefined && FASTIFY_CODES[code]
           ? new GatewayError(FASTIFY_CODES[code])
           : undefined;
+    if (isOutage(error)) {
+      // The operator's signal that PostgreSQL or Redis is away: one warn line per refused request.
+      request.log.warn({ err: error, code: 'TG_ERR_UNAVAILABLE' }, 'store or coordination unreachable');
+      const unavailable = new GatewayError('TG_ERR_UNAVAILABLE');
+      return reply.code(503).header('retry-after', '5').type('application/json').send(unavailable.toBody());
+    }
     if (known) {
       request.log.info({ code: known.code, status: known.status }, 'request refused');
       if (known.headers) void reply.headers(known.headers);

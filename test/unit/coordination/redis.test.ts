@@ -12,15 +12,8 @@ import {
 } from '../../../core/coordination/redis/index.js';
 import type { SessionRecord } from '../../../core/coordination/sessions.js';
 import { freePort } from '../../helpers/ports.js';
-import {
-  deleteKeys,
-  randomPrefix,
-  redisRelay,
-  requireRedis,
-  TEST_REDIS_URL,
-  testRedis,
-  type RedisRelay,
-} from '../../helpers/redis.js';
+import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL, testRedis } from '../../helpers/redis.js';
+import { tcpRelay, type Relay } from '../../helpers/relay.js';
 import { describeCoordinationContract } from './contract.js';
 
 const FILE = 'test/unit/coordination/redis.test.ts';
@@ -94,7 +87,7 @@ if (await requireRedis(FILE)) {
   describe('the Redis coordination (Redis only)', () => {
     const raw = testRedis();
     const open: RedisCoordination[] = [];
-    const relays: RedisRelay[] = [];
+    const relays: Relay[] = [];
     const busErrors: { error: unknown; event: BusEvent | undefined }[] = [];
     const coordination = (url: string, prefix: string): RedisCoordination => {
       const c = openRedisCoordination({
@@ -202,7 +195,7 @@ if (await requireRedis(FILE)) {
 
     it('recovers by itself when Redis comes back: commands work and the bus delivers again', async () => {
       const prefix = testPrefix();
-      const relay = await redisRelay();
+      const relay = await tcpRelay(TEST_REDIS_URL, 6379);
       relays.push(relay);
       const c = coordination(relay.url, prefix);
       const other = coordination(TEST_REDIS_URL, prefix);
