@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { bootstrap } from './admin/bootstrap.js';
@@ -51,6 +52,8 @@ export class Gateway {
   private readonly oauth: OAuthFlows;
   private readonly jobs: Jobs;
   private closing: Promise<void> | undefined;
+  /** Tells this process's own `catalog.reload` apart from other processes'. */
+  private readonly origin = randomUUID();
 
   private constructor(
     readonly config: Config,
@@ -100,7 +103,7 @@ export class Gateway {
       connectedProviders: async (scope) => new Set((await connections.list(scope)).map((c) => c.provider)),
       onError: (error) => log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed'),
     });
-    const reloadCatalog = (): Promise<CatalogReport> => this.reloadCatalog();
+    const reloadCatalog = (): Promise<CatalogReport> => this.reloadEverywhere();
     const localOriginOf = (): string | undefined => localOrigin(app);
     const operations = (this.operations = new AdminOperations({
       config,
@@ -123,6 +126,12 @@ export class Gateway {
     });
     catalog.on('changed', (ids) => void bus.publish({ type: 'catalog.changed', providers: [...ids] }));
     catalog.on('reloaded', (report) => logCatalogReport(log, report, 'watcher'));
+    bus.subscribe('catalog.reload', ({ origin }) => {
+      if (origin === this.origin) return;
+      this.reloadCatalog('bus').catch((err: unknown) =>
+        log.error({ err, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
+      );
+    });
     catalog.on('error', (err) =>
       log.error({ err, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
     );
@@ -147,9 +156,20 @@ export class Gateway {
   }
 
   /** Rebuilds the catalog aside and swaps it in (SIGHUP, `toolgate catalog reload`, the admin API). */
-  async reloadCatalog(): Promise<CatalogReport> {
+  async reloadCatalog(trigger = 'request'): Promise<CatalogReport> {
     const report = await this.catalog.reload();
-    logCatalogReport(this.app.log, report, 'request');
+    logCatalogReport(this.app.log, report, trigger);
+    return report;
+  }
+
+  /**
+   * An operator's reload (`toolgate catalog reload`, the dashboard's button, the admin API): this
+   * process reloads and answers with its report, and every other process of the deployment reloads
+   * on the bus's `catalog.reload`.
+   */
+  async reloadEverywhere(): Promise<CatalogReport> {
+    const report = await this.reloadCatalog();
+    await this.coordination.bus.publish({ type: 'catalog.reload', origin: this.origin });
     return report;
   }
 

@@ -15,6 +15,8 @@ export type BusEvent =
   | { type: 'session.message'; sessionId: string; json: string }
   /** A session was ended (DELETE): whichever process holds its stream closes it. */
   | { type: 'session.ended'; sessionId: string }
+  /** An operator asked one process to reload the catalog: the others reload too. */
+  | { type: 'catalog.reload'; origin: string }
   /** The catalog was reloaded; `providers` are those whose tools changed. */
   | { type: 'catalog.changed'; providers: string[] };
 
