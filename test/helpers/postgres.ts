@@ -60,21 +60,15 @@ export async function postgresAnswers(url = POSTGRES_URL): Promise<boolean> {
 }
 
 /**
- * Whether the PostgreSQL tests of a file (its `import.meta.url`) can run: true when the server
- * answers. When it does not, under CI (CI=true) it throws, so that the file fails and says how to
- * start the server; elsewhere it prints one line saying the file is skipped and how to run it, and
- * returns false.
+ * Fails the test file (its `import.meta.url`) at once, saying how to start the server, when
+ * PostgreSQL does not answer: a backend a run cannot reach is never skipped silently.
  */
-export async function requirePostgres(testFile: string): Promise<boolean> {
-  if (await postgresAnswers()) return true;
+export async function requirePostgres(testFile: string): Promise<void> {
+  if (await postgresAnswers()) return;
   const file = relative(ROOT, fileURLToPath(testFile));
-  const how = `start it (${START_POSTGRES}) or point TOOLGATE_TEST_POSTGRES_URL at a server`;
-  // CI as test/helpers/redis.ts reads it: a backend skipped silently on CI would be an untested one.
-  if (['true', '1'].includes((process.env.CI ?? '').toLowerCase())) {
-    throw new Error(`${file}: PostgreSQL does not answer at ${shown(POSTGRES_URL)}; ${how}.`);
-  }
-  console.warn(`${file} skipped: PostgreSQL does not answer at ${shown(POSTGRES_URL)}; to run it, ${how}.`);
-  return false;
+  throw new Error(
+    `${file}: PostgreSQL does not answer at ${shown(POSTGRES_URL)}; start it (${START_POSTGRES}) or point TOOLGATE_TEST_POSTGRES_URL at a server.`,
+  );
 }
 
 /** A database of its own for a test file, on the server of {@link POSTGRES_URL}. */

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { it } from 'vitest';
 
 /** The Redis the tests use: a real server (TOOLGATE_TEST_REDIS_URL), each file under its own key prefix. */
 export const TEST_REDIS_URL = process.env.TOOLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -39,23 +38,14 @@ export async function redisIsUp(url = TEST_REDIS_URL): Promise<boolean> {
 }
 
 /**
- * Whether the Redis tests of this file can run. When Redis does not answer: on CI (CI=true) a
- * failing test says how to start it, since a silently skipped backend is an untested one; on a
- * developer's machine one console line says the file is skipped.
+ * Fails the test file at once, saying how to start Redis, when Redis does not answer: a backend a
+ * run cannot reach is never skipped silently.
  */
-export async function requireRedis(file: string, url = TEST_REDIS_URL): Promise<boolean> {
-  if (await redisIsUp(url)) return true;
-  const advice = `no Redis answers at ${url} (TOOLGATE_TEST_REDIS_URL). Start one with: ${START_REDIS}`;
-  if (['true', '1'].includes((process.env.CI ?? '').toLowerCase())) {
-    it(`needs a Redis at ${url}`, () => {
-      throw new Error(`${file} needs Redis: ${advice}`);
-    });
-  } else {
-    // A file without any test fails in vitest: the skipped one also shows in the summary.
-    it.skip(`needs a Redis at ${url}`, () => {});
-    console.warn(`[skipped] ${file}: ${advice}`);
-  }
-  return false;
+export async function requireRedis(file: string, url = TEST_REDIS_URL): Promise<void> {
+  if (await redisIsUp(url)) return;
+  throw new Error(
+    `${file}: no Redis answers at ${url} (TOOLGATE_TEST_REDIS_URL). Start one with: ${START_REDIS}`,
+  );
 }
 
 /** A key prefix no other test file or run uses: `toolgate-test:<label>:<random>:`. */

@@ -11,47 +11,48 @@ const FILE = 'test/integration/cluster/reload.test.ts';
 
 // Two gateway processes of one deployment (one PostgreSQL database, one Redis), each with its own
 // copy of the manifests, as containers built from one image have.
-if ((await requirePostgres(import.meta.url)) && (await requireRedis(FILE))) {
-  let database: TestDatabase;
-  const prefix = randomPrefix('reload');
-  const gateways: TestGateway[] = [];
+await requirePostgres(import.meta.url);
+await requireRedis(FILE);
 
-  beforeAll(async () => {
-    database = await createDatabase();
-    const env = {
-      TOOLGATE_DATABASE_URL: database.url,
-      TOOLGATE_REDIS_URL: TEST_REDIS_URL,
-      TOOLGATE_REDIS_PREFIX: prefix,
-      TOOLGATE_MASTER_KEY: randomBytes(32).toString('base64'),
-    };
-    for (let i = 0; i < 2; i++) gateways.push(await startGateway(env, { manifestFiles: PETSHOP_MANIFESTS }));
-  });
+let database: TestDatabase;
+const prefix = randomPrefix('reload');
+const gateways: TestGateway[] = [];
 
-  afterAll(async () => {
-    for (const tg of gateways) await tg.close();
-    await database?.drop();
-    await deleteKeys(prefix);
-  });
+beforeAll(async () => {
+  database = await createDatabase();
+  const env = {
+    TOOLGATE_DATABASE_URL: database.url,
+    TOOLGATE_REDIS_URL: TEST_REDIS_URL,
+    TOOLGATE_REDIS_PREFIX: prefix,
+    TOOLGATE_MASTER_KEY: randomBytes(32).toString('base64'),
+  };
+  for (let i = 0; i < 2; i++) gateways.push(await startGateway(env, { manifestFiles: PETSHOP_MANIFESTS }));
+});
 
-  describe("an operator's catalog reload", () => {
-    it('reloads every process, not only the one it was sent to', async () => {
-      const [asked, other] = gateways as [TestGateway, TestGateway];
-      expect(other.gateway.catalog.current.providers.has('petshop')).toBe(true);
-      // New manifests on every machine; the other process does not watch its directory here, so
-      // only the reload can bring the change to it.
-      other.gateway.catalog.stop();
-      for (const tg of gateways) rmSync(join(tg.manifestsDir, 'petshop.yaml'));
-      const report = await asked.gateway.operations.reloadCatalog();
-      expect(report.removed).toEqual(['petshop']);
-      await until(
-        other.gateway.catalog,
-        'changed',
-        () => !other.gateway.catalog.current.providers.has('petshop'),
-      );
-      // The other process's reload came over the bus: its log says so.
-      await until(other.logEvents, 'line', () =>
-        other.logs.some((line) => /"code":"TG_CATALOG_LOADED","trigger":"bus"/.test(line)),
-      );
-    });
+afterAll(async () => {
+  for (const tg of gateways) await tg.close();
+  await database?.drop();
+  await deleteKeys(prefix);
+});
+
+describe("an operator's catalog reload", () => {
+  it('reloads every process, not only the one it was sent to', async () => {
+    const [asked, other] = gateways as [TestGateway, TestGateway];
+    expect(other.gateway.catalog.current.providers.has('petshop')).toBe(true);
+    // New manifests on every machine; the other process does not watch its directory here, so
+    // only the reload can bring the change to it.
+    other.gateway.catalog.stop();
+    for (const tg of gateways) rmSync(join(tg.manifestsDir, 'petshop.yaml'));
+    const report = await asked.gateway.operations.reloadCatalog();
+    expect(report.removed).toEqual(['petshop']);
+    await until(
+      other.gateway.catalog,
+      'changed',
+      () => !other.gateway.catalog.current.providers.has('petshop'),
+    );
+    // The other process's reload came over the bus: its log says so.
+    await until(other.logEvents, 'line', () =>
+      other.logs.some((line) => /"code":"TG_CATALOG_LOADED","trigger":"bus"/.test(line)),
+    );
   });
-}
+});

@@ -63,9 +63,9 @@ describe('PostgresStore (without a server)', () => {
   });
 });
 
-const ready = await requirePostgres(import.meta.url);
+await requirePostgres(import.meta.url);
 
-describe.runIf(ready)('on PostgreSQL', () => {
+describe('on PostgreSQL', () => {
   // One database for this file, with a linguistic default collation (see createDatabase), and one
   // schema per test in it.
   let database: TestDatabase | undefined;
