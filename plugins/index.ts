@@ -2,7 +2,7 @@
  * Every code plugin, for the composition root to register (core never imports plugins/; DESIGN.md,
  * Layout). A manifest names its plugin by id (`plugin: <id>`).
  */
-import type { ProviderPlugin } from '../core/plugins/types.js';
+import type { ProviderPlugin } from '../core/catalog/plugins/types.js';
 import { discordWebhookPlugin } from './discord-webhook/index.js';
 import { gmailPlugin } from './gmail/index.js';
 import { jiraPlugin } from './jira/index.js';

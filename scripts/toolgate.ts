@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { PLUGINS } from '../plugins/index.js';
 import { formatFindings, hasErrors, validateCatalogDir, type CatalogReport } from '../core/catalog/index.js';
 import { adminToken } from '../core/http/admin.js';
-import { PluginRegistry } from '../core/plugins/registry.js';
+import { PluginRegistry } from '../core/catalog/plugins/registry.js';
 import { KeyService } from '../core/auth/key-service.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';

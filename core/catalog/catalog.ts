@@ -5,7 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from './plugins/registry.js';
 import { sortFindings } from './findings.js';
 import { idFromFile } from './load.js';
 import { buildProvider, type ProviderBuild } from './provider.js';

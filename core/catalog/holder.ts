@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from './plugins/registry.js';
 import { buildCatalog, emptySnapshot, type CatalogReport } from './catalog.js';
 import { formatFindings } from './findings.js';
 import type { CatalogSnapshot } from './types.js';

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from './plugins/registry.js';
 import type { Manifest } from './manifest-schema.js';
 import { checkStructure } from './structure.js';
 import type { Finding, ProviderEntry } from './types.js';

@@ -4,7 +4,7 @@
  * fields that are closed, base URLs that fit them, https webhooks, the plugin and document exist.
  * Checks that need the compiled tools live in provider.ts.
  */
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from './plugins/registry.js';
 import type { ManifestFile } from './load.js';
 import type { BaseUrlSpec, Manifest } from './manifest-schema.js';
 import type { Finding } from './types.js';

@@ -4,7 +4,7 @@
  * in categories. An unchanged provider (same content hash) is not recompiled, nor even parsed.
  */
 import { readFile } from 'node:fs/promises';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from './plugins/registry.js';
 import { assignCategories } from './categories.js';
 import { hasErrors, sortFindings } from './findings.js';
 import { compileInlineTools } from './inline.js';

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ProviderEntry } from '../catalog/types.js';
 import type { Bus } from '../coordination/bus.js';
 import type { Config } from '../config.js';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from '../catalog/plugins/registry.js';
 import { newId } from '../store/ids.js';
 import type { ConnectionRecord, LinkRecord, Store } from '../store/types.js';
 import type { ProviderAccess, ProviderClient } from '../upstream/provider-client.js';

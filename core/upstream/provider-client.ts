@@ -2,13 +2,13 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProviderEntry } from '../catalog/types.js';
 import { providerSetting, type Config } from '../config.js';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from '../catalog/plugins/registry.js';
 import type {
   PluginContext,
   PluginHttpRequest,
   PluginHttpResponse,
   ProviderPlugin,
-} from '../plugins/types.js';
+} from '../catalog/plugins/types.js';
 import type { OutboundClient, OutboundResponse } from './outbound.js';
 import { rawRequest, type ProviderRequest, type UpstreamRequest } from './request.js';
 

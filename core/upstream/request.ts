@@ -5,7 +5,7 @@
  * reserved character inside a value is encoded and only the delimiters we add stay literal.
  */
 import type { ParameterBinding, RequestPlan } from '../catalog/types.js';
-import type { PluginHttpRequest } from '../plugins/types.js';
+import type { PluginHttpRequest } from '../catalog/plugins/types.js';
 
 /** What the outbound client sends, before the provider client injects credentials and static headers. */
 export interface UpstreamRequest {

@@ -7,7 +7,11 @@
  * webhook itself is gone. It also keeps the webhook's token (part of the secret URL) out of the
  * webhook object Discord returns. Other answers keep the default shaping.
  */
-import type { PluginHttpResponse, PluginToolResult, ProviderPlugin } from '../../core/plugins/types.js';
+import type {
+  PluginHttpResponse,
+  PluginToolResult,
+  ProviderPlugin,
+} from '../../core/catalog/plugins/types.js';
 
 /** JSON error codes meaning the webhook URL no longer works (Unknown Webhook, Invalid Webhook Token). */
 const WEBHOOK_GONE = new Set([10015, 50027]);

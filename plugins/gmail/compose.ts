@@ -5,7 +5,7 @@
  * as Gmail requires (https://developers.google.com/workspace/gmail/api/guides/threads).
  */
 import type { JsonSchema } from '../../core/catalog/types.js';
-import type { PluginContext, PluginTool, PluginToolResult } from '../../core/plugins/types.js';
+import type { PluginContext, PluginTool, PluginToolResult } from '../../core/catalog/plugins/types.js';
 import { failure, gmailFailure, isRecord } from './errors.js';
 import { buildMime, toRaw, type MailMessage } from './mime.js';
 

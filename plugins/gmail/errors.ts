@@ -4,7 +4,7 @@
  * answer 429, or 403 with reason rateLimitExceeded / userRateLimitExceeded
  * (https://developers.google.com/workspace/gmail/api/guides/handle-errors).
  */
-import type { PluginHttpResponse, PluginToolResult } from '../../core/plugins/types.js';
+import type { PluginHttpResponse, PluginToolResult } from '../../core/catalog/plugins/types.js';
 
 const RATE_LIMITED = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'RESOURCE_EXHAUSTED']);
 const MISSING_SCOPE = new Set(['insufficientPermissions', 'ACCESS_TOKEN_SCOPE_INSUFFICIENT']);

@@ -3,7 +3,7 @@
  * plugin adds what needs code: composing MIME messages (gmail_send_message, gmail_create_draft)
  * and decoding the base64url text parts of messages that are read.
  */
-import type { ProviderPlugin } from '../../core/plugins/types.js';
+import type { ProviderPlugin } from '../../core/catalog/plugins/types.js';
 import { composeTools } from './compose.js';
 import { readableResult } from './read.js';
 

@@ -5,7 +5,7 @@
  * Gmail's answer as it is.
  */
 import type { CompiledTool } from '../../core/catalog/types.js';
-import type { PluginHttpResponse, PluginToolResult } from '../../core/plugins/types.js';
+import type { PluginHttpResponse, PluginToolResult } from '../../core/catalog/plugins/types.js';
 import { isRecord } from './errors.js';
 
 const READ_TOOLS = new Set(['gmail_get_message', 'gmail_get_thread']);

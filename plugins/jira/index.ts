@@ -5,7 +5,7 @@
  * (https://developer.atlassian.com/cloud/jira/platform/oauth-2-3lo-apps/). This plugin fills the
  * connection's `cloud_id` from there.
  */
-import type { PluginContext, ProviderPlugin } from '../../core/plugins/types.js';
+import type { PluginContext, ProviderPlugin } from '../../core/catalog/plugins/types.js';
 
 export const ACCESSIBLE_RESOURCES_URL = 'https://api.atlassian.com/oauth/token/accessible-resources';
 

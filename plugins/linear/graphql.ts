@@ -5,7 +5,7 @@
  * RATELIMITED and `X-RateLimit-*-Reset` headers in epoch milliseconds
  * (https://linear.app/developers/graphql, https://linear.app/developers/rate-limiting).
  */
-import type { PluginContext, PluginHttpResponse } from '../../core/plugins/types.js';
+import type { PluginContext, PluginHttpResponse } from '../../core/catalog/plugins/types.js';
 
 export type GraphqlOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; message: string };
 

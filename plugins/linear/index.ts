@@ -3,7 +3,7 @@
  * tool is defined here. The context's HTTP client is bound to the base URL and sends the OAuth
  * access token as `Authorization: Bearer ...` (https://linear.app/developers/graphql).
  */
-import type { ProviderPlugin } from '../../core/plugins/types.js';
+import type { ProviderPlugin } from '../../core/catalog/plugins/types.js';
 import { graphql, isRecord } from './graphql.js';
 import { VIEWER } from './queries.js';
 import { linearTools } from './tools.js';

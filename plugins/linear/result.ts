@@ -3,7 +3,7 @@
  * structuredContent (every Linear tool declares an outputSchema), connections flattened to arrays,
  * and a note saying how to fetch the next page.
  */
-import type { PluginToolResult } from '../../core/plugins/types.js';
+import type { PluginToolResult } from '../../core/catalog/plugins/types.js';
 import { isRecord } from './graphql.js';
 
 /** A result holding one object (the viewer, an issue), after an optional headline. */

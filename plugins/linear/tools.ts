@@ -3,7 +3,7 @@
  * the ids an agent reads in one result go unchanged into the next call.
  */
 import type { JsonSchema } from '../../core/catalog/types.js';
-import type { PluginContext, PluginTool, PluginToolResult } from '../../core/plugins/types.js';
+import type { PluginContext, PluginTool, PluginToolResult } from '../../core/catalog/plugins/types.js';
 import { graphql, isRecord } from './graphql.js';
 import { CREATE_ISSUE, ISSUE, LIST_ISSUES, SEARCH_ISSUES, TEAMS, UPDATE_ISSUE, VIEWER } from './queries.js';
 import { failure, objectResult, pageResult } from './result.js';

@@ -4,7 +4,11 @@
  * with a 4xx/5xx status (https://api.slack.com/messaging/webhooks,
  * https://api.slack.com/changelog/2016-05-17-changes-to-errors-for-incoming-webhooks).
  */
-import type { PluginHttpResponse, PluginToolResult, ProviderPlugin } from '../../core/plugins/types.js';
+import type {
+  PluginHttpResponse,
+  PluginToolResult,
+  ProviderPlugin,
+} from '../../core/catalog/plugins/types.js';
 
 const RECONNECT =
   'Ask the user for a new webhook URL (Slack app settings > Incoming Webhooks) and reconnect with ' +

@@ -10,7 +10,7 @@ import type {
   PluginHttpResponse,
   PluginToolResult,
   ProviderPlugin,
-} from '../../core/plugins/types.js';
+} from '../../core/catalog/plugins/types.js';
 import { ERROR_MEANINGS } from './errors.js';
 
 interface SlackFailure {

@@ -14,7 +14,7 @@ import type {
   PluginTool,
   PluginToolResult,
   ProviderPlugin,
-} from '../../core/plugins/types.js';
+} from '../../core/catalog/plugins/types.js';
 
 const ADAPTIVE_CARD = 'application/vnd.microsoft.card.adaptive';
 const CARD_SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';

@@ -6,7 +6,7 @@
  * puts the connection's SID in between. It also checks the credential by fetching the account
  * (GET /Accounts/{AccountSid}.json), which names it.
  */
-import type { PluginContext, ProviderPlugin } from '../../core/plugins/types.js';
+import type { PluginContext, ProviderPlugin } from '../../core/catalog/plugins/types.js';
 
 // The base URL's last segment: the SID goes right after it.
 const ACCOUNTS_SEGMENT = /\/Accounts(?=\/)/;

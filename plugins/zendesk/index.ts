@@ -8,7 +8,7 @@
  * mean "fix the request"; every other answer keeps the default shaping.
  */
 import { STATUS_CODES } from 'node:http';
-import type { ProviderPlugin } from '../../core/plugins/types.js';
+import type { ProviderPlugin } from '../../core/catalog/plugins/types.js';
 
 const MAX_DETAILS = 5;
 

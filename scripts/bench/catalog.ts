@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { buildCatalog } from '../../core/catalog/index.js';
-import { PluginRegistry } from '../../core/plugins/registry.js';
+import { PluginRegistry } from '../../core/catalog/plugins/registry.js';
 import { PLUGINS } from '../../plugins/index.js';
 import type { CatalogProbe } from './lib/ipc.js';
 

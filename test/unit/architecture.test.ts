@@ -25,11 +25,7 @@ const LAYERS: readonly Room[] = [
   },
   { name: 'store', rank: 1, matches: under('core/store/') },
   { name: 'coordination', rank: 2, matches: under('core/coordination/') },
-  {
-    name: 'catalog',
-    rank: 3,
-    matches: (f) => f.startsWith('core/catalog/') || f.startsWith('core/plugins/'),
-  },
+  { name: 'catalog', rank: 3, matches: under('core/catalog/') },
   { name: 'upstream', rank: 4, matches: under('core/upstream/') },
   { name: 'connections', rank: 5, matches: under('core/connections/') },
   { name: 'auth', rank: 5, matches: under('core/auth/') },

@@ -4,7 +4,7 @@ import type { ProviderEntry } from '../../catalog/types.js';
 import type { Config } from '../../config.js';
 import type { Lock } from '../../coordination/lock.js';
 import type { Keyring } from '../../keyring.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../catalog/plugins/registry.js';
 import type { Store } from '../../store/types.js';
 import type { ProviderClient } from '../../upstream/provider-client.js';
 import { oauthEndpoints, type OAuthApps, type ResolvedApp } from '../oauth-apps.js';

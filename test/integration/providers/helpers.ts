@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { ProviderPlugin } from '../../../core/plugins/types.js';
+import type { ProviderPlugin } from '../../../core/catalog/plugins/types.js';
 import { PLUGINS } from '../../../plugins/index.js';
 import { connect, type TestClient } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkFields } from '../../../core/connections/validate.js';
-import { PluginRegistry } from '../../../core/plugins/registry.js';
+import { PluginRegistry } from '../../../core/catalog/plugins/registry.js';
 import { ProviderClient } from '../../../core/upstream/provider-client.js';
 import type { Received } from '../../helpers/receiver.js';
 import { jsonAnswer, useProviderHarness, type Answer } from './helpers.js';

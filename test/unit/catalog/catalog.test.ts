@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../../core/catalog/catalog.js';
 import { CatalogHolder } from '../../../core/catalog/holder.js';
 import type { CatalogReport } from '../../../core/catalog/catalog.js';
-import { PluginRegistry } from '../../../core/plugins/registry.js';
+import { PluginRegistry } from '../../../core/catalog/plugins/registry.js';
 import { fixtureRegistry, linearTools } from '../../fixtures/catalog/plugins.js';
 
 let dir: string;

@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { buildProvider } from '../../../core/catalog/provider.js';
 import { TOOL_NAME_PATTERN, type CompiledTool, type ProviderEntry } from '../../../core/catalog/types.js';
-import { PluginRegistry } from '../../../core/plugins/registry.js';
+import { PluginRegistry } from '../../../core/catalog/plugins/registry.js';
 
 const fixtures = 'test/fixtures/catalog';
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validateCatalogDir } from '../../../core/catalog/catalog.js';
 import { formatFindings } from '../../../core/catalog/findings.js';
 import { manifestJsonSchema } from '../../../core/catalog/manifest-schema.js';
-import { PluginRegistry } from '../../../core/plugins/registry.js';
+import { PluginRegistry } from '../../../core/catalog/plugins/registry.js';
 
 const BASE = `# yaml-language-server: $schema=./manifest.schema.json
 schema_version: 1

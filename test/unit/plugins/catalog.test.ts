@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { formatFindings, validateCatalogDir } from '../../../core/catalog/index.js';
-import { PluginRegistry } from '../../../core/plugins/registry.js';
+import { PluginRegistry } from '../../../core/catalog/plugins/registry.js';
 import { PLUGINS } from '../../../plugins/index.js';
 import { linearPlugin } from '../../../plugins/linear/index.js';
 

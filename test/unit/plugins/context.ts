@@ -9,7 +9,7 @@ import type {
   PluginHttpResponse,
   PluginToolResult,
   ProviderPlugin,
-} from '../../../core/plugins/types.js';
+} from '../../../core/catalog/plugins/types.js';
 
 export function fakeContext(providerId: string, ...responses: PluginHttpResponse[]) {
   const requests: PluginHttpRequest[] = [];

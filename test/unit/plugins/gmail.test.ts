@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CompiledTool } from '../../../core/catalog/types.js';
-import type { PluginTool } from '../../../core/plugins/types.js';
+import type { PluginTool } from '../../../core/catalog/plugins/types.js';
 import { gmailPlugin } from '../../../plugins/gmail/index.js';
 import { buildMime, encodeSubject, encodeWords, formatAddress, toRaw } from '../../../plugins/gmail/mime.js';
 import { READ_BUDGET } from '../../../plugins/gmail/read.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { PluginHttpRequest, PluginHttpResponse } from '../../../core/plugins/types.js';
+import type { PluginHttpRequest, PluginHttpResponse } from '../../../core/catalog/plugins/types.js';
 import { linearPlugin } from '../../../plugins/linear/index.js';
 import { fakeContext, jsonResponse, textOf, textResponse } from './context.js';
 

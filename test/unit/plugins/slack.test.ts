@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PluginOutboundRequest } from '../../../core/plugins/types.js';
+import type { PluginOutboundRequest } from '../../../core/catalog/plugins/types.js';
 import { slackPlugin } from '../../../plugins/slack/index.js';
 import { compiledTool, fakeContext, jsonResponse, shaperOf, textOf, textResponse } from './context.js';
 

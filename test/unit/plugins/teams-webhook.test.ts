@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PluginHttpResponse } from '../../../core/plugins/types.js';
+import type { PluginHttpResponse } from '../../../core/catalog/plugins/types.js';
 import { teamsWebhookPlugin } from '../../../plugins/teams-webhook/index.js';
 import { fakeContext, jsonResponse, textOf, textResponse } from './context.js';
 

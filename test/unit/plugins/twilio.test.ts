@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PluginOutboundRequest } from '../../../core/plugins/types.js';
+import type { PluginOutboundRequest } from '../../../core/catalog/plugins/types.js';
 import { twilioPlugin } from '../../../plugins/twilio/index.js';
 import { fakeContext, jsonResponse } from './context.js';
 

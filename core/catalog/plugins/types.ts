@@ -6,7 +6,7 @@
  * database.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { CompiledTool, RequestPlan, ToolDescriptor } from '../catalog/types.js';
+import type { CompiledTool, RequestPlan, ToolDescriptor } from '../types.js';
 
 /** What a plugin tool returns: an MCP tool result (`isError: true` for provider failures). */
 export type PluginToolResult = CallToolResult;
