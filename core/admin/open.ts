@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { openCoordination, type Coordination } from '../coordination/index.js';
+import { CachedStore, openCoordination, type Coordination } from '../coordination/index.js';
 import { Keyring, loadMasterKey } from '../keyring.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -22,9 +22,9 @@ export async function openCore(
   config: Config,
   onBusError: (error: unknown) => void = () => {},
 ): Promise<Core> {
-  const store = openStore(config.databaseUrl);
-  await store.migrate();
-  await recoverRotation(config, store, () => loadMasterKey(config).key);
+  const database = openStore(config.databaseUrl);
+  await database.migrate();
+  await recoverRotation(config, database, () => loadMasterKey(config).key);
   const master = loadMasterKey(config);
   // A key kept in the data dir is re-read when an envelope names another one (a rotation by the CLI).
   const keyring = new Keyring(
@@ -36,6 +36,11 @@ export async function openCore(
     redisPrefix: config.redisPrefix,
     onBusError,
   });
+  // SQLite answers from memory while its data_version says nothing changed; a shared database is
+  // read through a cache the bus keeps true across processes.
+  const store = config.databaseUrl.startsWith('sqlite:')
+    ? database
+    : new CachedStore(database, coordination.bus);
   const close = async (): Promise<void> => {
     await coordination.close();
     await store.close();

@@ -84,12 +84,16 @@ export class ConnectionService {
     return record ? STATE_WORDS[record.state] : 'no connection';
   }
 
-  /** The connection and its opened credentials, for a call in this scope. */
+  /**
+   * The connection and its opened credentials, for a call in this scope; `fresh`: as the database
+   * has it now, never from a read cache (see ConnectionStore.get).
+   */
   async access(
     scope: Scope,
     provider: string,
+    options?: { fresh: boolean },
   ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
-    const record = await this.deps.store.connections.get(scope, provider);
+    const record = await this.deps.store.connections.get(scope, provider, options);
     if (!record) return undefined;
     const key = `${scopeKey(scope)}\u0000${provider}`;
     const cached = this.opened.get(key);

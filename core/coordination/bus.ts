@@ -18,7 +18,13 @@ export type BusEvent =
   /** An operator asked one process to reload the catalog: the others reload too. */
   | { type: 'catalog.reload'; origin: string }
   /** The catalog was reloaded; `providers` are those whose tools changed. */
-  | { type: 'catalog.changed'; providers: string[] };
+  | { type: 'catalog.changed'; providers: string[] }
+  /**
+   * Stored records changed: every process drops what its read cache holds under these tags
+   * (`key:<key id>`, `scope:<scope key>`, or `*` for everything; see cached-store.ts). The
+   * writer, `origin`, dropped them before it published.
+   */
+  | { type: 'store.changed'; origin: string; tags: string[] };
 
 export type BusEventType = BusEvent['type'];
 export type BusHandler<T extends BusEventType> = (event: Extract<BusEvent, { type: T }>) => void;
@@ -41,6 +47,13 @@ export interface Bus {
   publish(event: BusEvent): Promise<void>;
   /** Calls `handler` for each event of `type`; returns the function that unsubscribes. */
   subscribe<T extends BusEventType>(type: T, handler: BusHandler<T>): () => void;
+  /**
+   * Whether this process hears every event published from now on, for what relies on the bus to
+   * stay true (a read cache evicted by `store.changed`): a number while it does, which changes
+   * whenever this process may have missed events since (a lost connection), and undefined while
+   * it may be missing them now.
+   */
+  continuity(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -100,6 +113,11 @@ export class MemoryBus implements Bus {
 
   subscribe<T extends BusEventType>(type: T, handler: BusHandler<T>): () => void {
     return this.handlers.add(type, handler);
+  }
+
+  /** Always listening: nothing between publisher and subscriber can fail. */
+  continuity(): number {
+    return 0;
   }
 
   close(): Promise<void> {

@@ -3,12 +3,15 @@ import { MemoryBus } from './bus.js';
 import type { Coordination } from './coordination.js';
 import { MemoryLock } from './lock.js';
 import { openRedisCoordination } from './redis/index.js';
+import { MemoryProcessDirectory } from './processes.js';
 import { MemorySessionStore } from './sessions.js';
 
 export type { Bus, BusErrorHandler, BusEvent } from './bus.js';
 export type { Coordination } from './coordination.js';
+export { CachedStore } from './cached-store.js';
 export { LockTimeoutError, type Lease, type Lock } from './lock.js';
 export { newSessionId, type SessionRecord, type SessionStore } from './sessions.js';
+export type { ProcessDirectory, ProcessRecord } from './processes.js';
 export { DEFAULT_REDIS_PREFIX, openRedisCoordination, type RedisCoordination } from './redis/index.js';
 
 export interface CoordinationOptions {
@@ -38,6 +41,7 @@ export function openCoordination(options: CoordinationOptions): Coordination {
     bus,
     lock,
     sessions: new MemorySessionStore(),
+    processes: new MemoryProcessDirectory(),
     close: () => {
       lock.close();
       return bus.close();

@@ -8,6 +8,8 @@ import type { ConnectionState, KeyType, Scope } from '../domain.js';
  * - Every method that reads or writes per-scope data takes the scope; there is no "current user".
  * - A write committed by any process (another replica, the CLI) is seen by the next read of any
  *   process. An implementation may answer from memory only while it can prove nothing changed.
+ *   (The read cache of a deployment of several processes, coordination/cached-store.ts, sits in
+ *   front of an implementation and relaxes this for the reads it caches: see there.)
  * - Records are plain data: callers never rely on getting the same object twice. What they derive
  *   from a record (opened credentials) they key by the record's id and content, not its identity.
  */
@@ -218,8 +220,14 @@ export interface ReportStore {
 /** Each scope's connections (sealed credentials) and their history. */
 export interface ConnectionStore {
   list(scope: Scope): Promise<ConnectionRecord[]>;
-  /** The scope's connection to a provider. Asked on every tool call. */
-  get(scope: Scope, provider: string): Promise<ConnectionRecord | undefined>;
+  /**
+   * The scope's connection to a provider. Asked on every tool call, so a deployment of several
+   * processes answers it from a read cache (coordination/cached-store.ts), which sees another
+   * process's write once the bus has carried its eviction (within milliseconds); `fresh` reads the
+   * database itself, for a reader that must see every committed write (a token refresh under its
+   * connection's lock decides from it whether another process refreshed already).
+   */
+  get(scope: Scope, provider: string, options?: { fresh?: boolean }): Promise<ConnectionRecord | undefined>;
   /**
    * Inserts the scope's connection to `connection.provider`, or replaces the existing one whole
    * (id, credentials and all) in one statement: a reconnect never leaves a mix of old and new.

@@ -16,7 +16,11 @@ import {
   type OAuthDeps,
 } from './client.js';
 
-/** Refresh this long before expiry at call time; the scheduler uses a wider margin. */
+/**
+ * Refresh this long before expiry at call time (the scheduler uses a wider margin), or half the
+ * token's lifetime when that is shorter: a provider whose tokens live a minute or less would
+ * otherwise have every call refresh, and every process waiting on a refresh refresh again.
+ */
 const CALL_MARGIN_MS = 60_000;
 /** Transient refresh failures are retried after these pauses. */
 const RETRY_DELAYS_MS = [250, 1_000];
@@ -24,6 +28,8 @@ const RETRY_DELAYS_MS = [250, 1_000];
 /** How long a refresh holds its connection's lock (extended while it runs), and how long others wait for it. */
 const REFRESH_LOCK_TTL_MS = 20_000;
 const REFRESH_WAIT_MS = 30_000;
+/** Under the lock, the connection is read from the database: what the previous holder stored. */
+const FRESH = { fresh: true };
 
 function wait(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,8 +46,9 @@ export class OAuthTokens {
   constructor(private readonly deps: OAuthDeps) {}
 
   /**
-   * The credentials to call with: refreshed first when the token expires within a minute. The
-   * returned access can renew itself once, for a provider's 401 on a token that looked valid.
+   * The credentials to call with: refreshed first when the token expires soon (within a minute,
+   * or half its lifetime). The returned access can renew itself once, for a provider's 401 on a
+   * token that looked valid.
    */
   async fresh(
     scope: Scope,
@@ -49,8 +56,9 @@ export class OAuthTokens {
     record: ConnectionRecord,
     access: ProviderAccess,
   ): Promise<ProviderAccess> {
-    const expiring = record.expiresAt !== null && Date.parse(record.expiresAt) - Date.now() < CALL_MARGIN_MS;
-    const current = expiring ? await this.refresh(scope, provider, record.credentials) : access;
+    const current = this.expiresSoon(record)
+      ? await this.refresh(scope, provider, record.credentials)
+      : access;
     // A 401 on a token that looked valid: refresh once, unless someone else did since this call began.
     return { ...current, renew: () => this.refresh(scope, provider, record.credentials) };
   }
@@ -101,7 +109,7 @@ export class OAuthTokens {
     seen: string | undefined,
     lease: Lease,
   ): Promise<ProviderAccess> {
-    const found = await this.deps.connections.access(scope, provider.id);
+    const found = await this.deps.connections.access(scope, provider.id, FRESH);
     if (!found) throw new ReapprovalNeededError(`${provider.displayName} is not connected.`);
     const { record, access } = found;
     if (record.state === 'reapproval_needed')
@@ -131,7 +139,7 @@ export class OAuthTokens {
         throw new TemporaryRefreshError(failure.description);
       }
       // Another process may have refreshed (and rotated) the token meanwhile: read before concluding.
-      const again = await this.deps.connections.access(scope, provider.id);
+      const again = await this.deps.connections.access(scope, provider.id, FRESH);
       if (again && again.record.credentials !== record.credentials && again.record.state === 'connected')
         return again.access;
       await this.markReapproval(scope, provider, failure.description);
@@ -157,14 +165,22 @@ export class OAuthTokens {
       expiryOf(values),
     );
     if (!stored) {
-      const winner = await this.deps.connections.access(scope, provider.id);
+      const winner = await this.deps.connections.access(scope, provider.id, FRESH);
       if (winner) return winner.access;
     }
     return next;
   }
 
+  /** Whether the token expires within the call margin (see CALL_MARGIN_MS). */
   private expiresSoon(record: ConnectionRecord): boolean {
-    return record.expiresAt !== null && Date.parse(record.expiresAt) - Date.now() < CALL_MARGIN_MS;
+    if (record.expiresAt === null) return false;
+    const expiresAt = Date.parse(record.expiresAt);
+    // The credentials were stored (updatedAt) when the token was issued: its lifetime is the gap.
+    const lifetime = expiresAt - Date.parse(record.updatedAt);
+    const margin = Number.isFinite(lifetime)
+      ? Math.min(CALL_MARGIN_MS, Math.max(0, lifetime / 2))
+      : CALL_MARGIN_MS;
+    return expiresAt - Date.now() < margin;
   }
 
   private async refreshWithRetry(

@@ -18,8 +18,12 @@ const SUBSCRIBED_WAIT_MS = 1_000;
  */
 export class RedisBus implements Bus {
   private readonly handlers: BusHandlers;
-  private subscribed = false;
-  /** Resolves once the channel is subscribed (the first time; ioredis resubscribes after a reconnect). */
+  /** Subscribed on a live connection: every event published now reaches this process. */
+  private listening = false;
+  private subscribedOnce = false;
+  /** Counts the subscriptions made (the first and one after every reconnect): see continuity(). */
+  private subscriptions = 0;
+  /** Resolves once the channel is subscribed the first time. */
   readonly ready: Promise<void>;
 
   /**
@@ -28,7 +32,7 @@ export class RedisBus implements Bus {
    */
   constructor(
     private readonly publisher: Redis,
-    subscriber: Redis,
+    private readonly subscriber: Redis,
     private readonly channel: string,
     private readonly onError: BusErrorHandler,
   ) {
@@ -36,16 +40,37 @@ export class RedisBus implements Bus {
     subscriber.on('message', (from: string, message: string) => {
       if (from === channel) this.receive(message);
     });
-    this.ready = subscriber.subscribe(channel).then(() => {
-      this.subscribed = true;
+    // Events published while the connection is down never reach this process.
+    subscriber.on('close', () => {
+      this.listening = false;
     });
-    // Only reached when the connection is closed before it ever subscribed; not an error then.
-    this.ready.catch(() => {});
+    // ioredis subscribes again after a reconnect (autoResubscribe); this process counts as
+    // listening once a SUBSCRIBE of its own, queued behind that one, is answered.
+    subscriber.on('ready', () => {
+      if (this.subscribedOnce && !this.listening) void this.listen();
+    });
+    this.ready = this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    try {
+      await this.subscriber.subscribe(this.channel);
+    } catch {
+      // The connection was closed for good (close()): nothing to listen to any more.
+      return;
+    }
+    this.subscribedOnce = true;
+    this.subscriptions++;
+    this.listening = true;
+  }
+
+  continuity(): number | undefined {
+    return this.listening ? this.subscriptions : undefined;
   }
 
   async publish(event: BusEvent): Promise<void> {
     try {
-      if (!this.subscribed) await Promise.race([this.ready, pause(SUBSCRIBED_WAIT_MS)]);
+      if (!this.subscribedOnce) await Promise.race([this.ready, pause(SUBSCRIBED_WAIT_MS)]);
       await this.publisher.publish(this.channel, JSON.stringify(event));
     } catch (error) {
       this.onError(error, event);

@@ -3,11 +3,13 @@ import type { BusErrorHandler } from '../bus.js';
 import type { Coordination } from '../coordination.js';
 import { RedisBus } from './bus.js';
 import { RedisLock } from './lock.js';
+import { RedisProcessDirectory } from './processes.js';
 import { RedisSessionStore } from './sessions.js';
 
 export { RedisBus } from './bus.js';
 export { RedisLock } from './lock.js';
 export { RedisSessionStore } from './sessions.js';
+export { RedisProcessDirectory } from './processes.js';
 
 /** The key prefix when none is given: every key and the bus channel start with it. */
 export const DEFAULT_REDIS_PREFIX = 'toolgate:';
@@ -26,6 +28,7 @@ export interface RedisCoordination extends Coordination {
   bus: RedisBus;
   lock: RedisLock;
   sessions: RedisSessionStore;
+  processes: RedisProcessDirectory;
   /** Resolves once this process receives bus events (events published before are not delivered to it). */
   ready(): Promise<void>;
 }
@@ -87,10 +90,12 @@ export function openRedisCoordination(options: RedisCoordinationOptions): RedisC
   const bus = new RedisBus(commands, subscriber, `${prefix}bus`, options.onBusError);
   const lock = new RedisLock(commands, prefix);
   const sessions = new RedisSessionStore(commands, prefix);
+  const processes = new RedisProcessDirectory(commands, prefix);
   return {
     bus,
     lock,
     sessions,
+    processes,
     ready: () => bus.ready,
     async close() {
       lock.close();

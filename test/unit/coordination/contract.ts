@@ -4,6 +4,7 @@ import { eventually } from '../../helpers/eventually.js';
 import type { Bus, BusEvent, BusEventType } from '../../../core/coordination/bus.js';
 import type { Coordination } from '../../../core/coordination/coordination.js';
 import { LockTimeoutError, type Lease, type TryResult } from '../../../core/coordination/lock.js';
+import type { ProcessRecord } from '../../../core/coordination/processes.js';
 import type { SessionRecord } from '../../../core/coordination/sessions.js';
 import { scopeKey, type Scope } from '../../../core/domain.js';
 
@@ -125,6 +126,15 @@ export function describeCoordinationContract(
         const backToTwo = next(f.two.bus, 'key.revoked');
         await f.two.bus.publish(back);
         expect(await Promise.all([backToOne, backToTwo])).toEqual([back, back]);
+      });
+
+      it('keeps its continuity while it hears every event', async () => {
+        const before = f.one.bus.continuity();
+        expect(before).toEqual(expect.any(Number));
+        const heard = next(f.one.bus, 'key.revoked');
+        await f.two.bus.publish({ type: 'key.revoked', keyId: 'key_3' });
+        await heard;
+        expect(f.one.bus.continuity()).toBe(before);
       });
 
       it('stops delivering to a handler once unsubscribed', async () => {
@@ -370,6 +380,33 @@ export function describeCoordinationContract(
         await f.two.sessions.delete('shared');
         expect(await f.one.sessions.get('shared')).toBeUndefined();
         expect(await f.one.sessions.count()).toBe(0);
+      });
+    });
+
+    describe('the process directory', () => {
+      const record = (id: string, fingerprint: string): ProcessRecord => ({
+        id,
+        host: 'gw-1',
+        pid: 100,
+        startedAt: '2026-11-23T10:00:00.000Z',
+        catalog: { version: 1, fingerprint },
+        seenAt: '2026-11-23T10:00:05.000Z',
+      });
+
+      it('lists what each process announced, its latest announcement, to every process', async () => {
+        await f.one.processes.announce(record('b', 'f1'), 60_000);
+        await f.two.processes.announce(record('a', 'f1'), 60_000);
+        await f.one.processes.announce(record('b', 'f2'), 60_000);
+        expect(await f.two.processes.list()).toEqual([record('a', 'f1'), record('b', 'f2')]);
+        await f.one.processes.withdraw('a');
+        expect(await f.two.processes.list()).toEqual([record('b', 'f2')]);
+      });
+
+      it('drops a process that stopped announcing itself once its ttl is up', async () => {
+        await f.one.processes.announce(record('gone', 'f1'), 50);
+        await f.one.processes.announce(record('live', 'f1'), 60_000);
+        await eventually(async () => (await f.two.processes.list()).length === 1);
+        expect(await f.two.processes.list()).toEqual([record('live', 'f1')]);
       });
     });
   });

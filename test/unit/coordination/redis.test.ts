@@ -203,8 +203,12 @@ describe('the Redis coordination (Redis only)', () => {
     const other = coordination(TEST_REDIS_URL, prefix);
     await Promise.all([c.ready(), other.ready()]);
     await c.sessions.create(SESSION);
+    const before = c.bus.continuity();
+    expect(before).toEqual(expect.any(Number));
 
     await relay.stop();
+    // While the subscriber is cut off it may miss events: what relies on hearing them must know.
+    await eventually(() => Promise.resolve(c.bus.continuity() === undefined));
     const down = await timed(c.sessions.get('s1'));
     expect(down.error).toBeInstanceOf(Error);
     expect(down.ms).toBeLessThan(3_000);
@@ -220,6 +224,9 @@ describe('the Redis coordination (Redis only)', () => {
       await other.bus.publish(REVOKED);
       return received;
     });
+    // Back, but events sent meanwhile were missed: the continuity is not the one from before.
+    expect(c.bus.continuity()).toEqual(expect.any(Number));
+    expect(c.bus.continuity()).not.toBe(before);
     const lost = busErrors.filter(({ error }) => (error as Error).message.includes('bus connection is down'));
     expect(lost).toHaveLength(1);
   });

@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryBus } from '../../../core/coordination/bus.js';
+import { CachedStore } from '../../../core/coordination/cached-store.js';
 import { openStore } from '../../../core/store/index.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../../core/store/migrations.js';
 import { PostgresStore } from '../../../core/store/postgres/index.js';
@@ -96,6 +98,18 @@ describe('on PostgreSQL', () => {
   }
 
   describeStoreContract('PostgresStore', freshSchema);
+
+  // What the gateway opens on PostgreSQL: the store behind its read cache, every handle's cache
+  // evicted through one bus (in memory here: it delivers within publish, as soon as Redis would).
+  describeStoreContract('PostgresStore behind the read cache', async () => {
+    const bus = new MemoryBus();
+    const fixture = await freshSchema();
+    return {
+      store: new CachedStore(fixture.store, bus),
+      open: async () => new CachedStore(await fixture.open(), bus),
+      destroy: () => fixture.destroy(),
+    };
+  });
 
   describe('PostgresStore (PostgreSQL only)', () => {
     it('applies each migration once when two processes start on an empty database at the same time', async () => {
