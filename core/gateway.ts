@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { bootstrap } from './admin/bootstrap.js';
 import { MASTER_KEY_WARNING, openCore } from './admin/open.js';
 import { AdminOperations } from './admin/operations.js';
-import type { Coordination } from './coordination/index.js';
+import type { Coordination, ProcessRecord } from './coordination/index.js';
 import type { Keyring } from './keyring.js';
 import { KeyService } from './auth/key-service.js';
 import { CatalogHolder, logCatalogReport, type CatalogReport } from './catalog/index.js';
@@ -15,7 +16,15 @@ import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
 import { createApp, localOrigin } from './http/app.js';
 import { registerRoutes } from './http/index.js';
-import { Jobs, linkPurge, refreshScheduler, revocationSweep, sessionJobs } from './jobs.js';
+import {
+  Jobs,
+  linkPurge,
+  processAnnouncement,
+  refreshScheduler,
+  revocationSweep,
+  sessionJobs,
+  type Job,
+} from './jobs.js';
 import { McpEndpoint } from './mcp/index.js';
 import { PluginRegistry } from './catalog/plugins/registry.js';
 import type { ProviderPlugin } from './catalog/plugins/types.js';
@@ -51,9 +60,14 @@ export class Gateway {
   readonly operations: AdminOperations;
   private readonly oauth: OAuthFlows;
   private readonly jobs: Jobs;
+  private readonly announcement: Job;
   private closing: Promise<void> | undefined;
-  /** Tells this process's own `catalog.reload` apart from other processes'. */
-  private readonly origin = randomUUID();
+  /**
+   * This process among the deployment's (the process directory, /readyz); also tells its own
+   * `catalog.reload` apart from other processes'.
+   */
+  readonly processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly startedAt = new Date().toISOString();
 
   private constructor(
     readonly config: Config,
@@ -114,6 +128,7 @@ export class Gateway {
       oauthApps,
       localOrigin: localOriginOf,
     }));
+    const self = (): ProcessRecord => this.processRecord();
     registerRoutes(app, {
       config,
       store,
@@ -123,11 +138,14 @@ export class Gateway {
       oauth,
       transports: this.mcp.transports,
       operations,
+      lock,
+      processes: coordination.processes,
+      self,
     });
     catalog.on('changed', (ids) => void bus.publish({ type: 'catalog.changed', providers: [...ids] }));
     catalog.on('reloaded', (report) => logCatalogReport(log, report, 'watcher'));
     bus.subscribe('catalog.reload', ({ origin }) => {
-      if (origin === this.origin) return;
+      if (origin === this.processId) return;
       this.reloadCatalog('bus').catch((err: unknown) =>
         log.error({ err, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
       );
@@ -136,6 +154,19 @@ export class Gateway {
       log.error({ err, code: 'TG_CATALOG_RELOAD_FAILED' }, 'catalog reload failed'),
     );
     this.jobs = new Jobs({ lock, log });
+    this.announcement = processAnnouncement({ processes: coordination.processes, record: self });
+  }
+
+  private processRecord(): ProcessRecord {
+    const { version, fingerprint } = this.catalog.current;
+    return {
+      id: this.processId,
+      host: hostname(),
+      pid: process.pid,
+      startedAt: this.startedAt,
+      catalog: { version, fingerprint },
+      seenAt: new Date().toISOString(),
+    };
   }
 
   /** Opens the store (migrating it), loads the catalog and builds the gateway; `listen()` starts serving. */
@@ -159,6 +190,8 @@ export class Gateway {
   async reloadCatalog(trigger = 'request'): Promise<CatalogReport> {
     const report = await this.catalog.reload();
     logCatalogReport(this.app.log, report, trigger);
+    // The other processes see the new catalog at once, not at the next announcement.
+    if (report.swapped && this.app.server.listening) void this.jobs.tick(this.announcement);
     return report;
   }
 
@@ -169,7 +202,7 @@ export class Gateway {
    */
   async reloadEverywhere(): Promise<CatalogReport> {
     const report = await this.reloadCatalog();
-    await this.coordination.bus.publish({ type: 'catalog.reload', origin: this.origin });
+    await this.coordination.bus.publish({ type: 'catalog.reload', origin: this.processId });
     return report;
   }
 
@@ -187,6 +220,7 @@ export class Gateway {
       refreshScheduler({ store, catalog, oauth: this.oauth, config, log: this.app.log }),
       linkPurge({ connections }),
       ...sessionJobs({ sessions: coordination.sessions, hub: this.mcp.hub }),
+      this.announcement,
     ]);
     const address = this.app.server.address();
     if (address === null || typeof address === 'string') return String(address);
@@ -211,6 +245,8 @@ export class Gateway {
       }
       await this.mcp.close();
       await this.outbound.close();
+      // Best effort: a process that cannot say goodbye drops out of the directory at its ttl.
+      await this.coordination.processes.withdraw(this.processId).catch(() => {});
       await this.coordination.close();
       await this.store.close();
     })();

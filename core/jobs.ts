@@ -6,6 +6,7 @@ import type { OAuthFlows } from './connections/oauth/index.js';
 import type { ConnectionService } from './connections/service.js';
 import type { Bus } from './coordination/bus.js';
 import type { Lock } from './coordination/lock.js';
+import type { ProcessDirectory, ProcessRecord } from './coordination/processes.js';
 import type { SessionStore } from './coordination/sessions.js';
 import { scopeKey } from './domain.js';
 import type { StreamHub } from './mcp/streams.js';
@@ -65,6 +66,10 @@ export class Jobs {
     this.timers.length = 0;
   }
 }
+
+/** A process is listed (see /readyz) while it announces itself within the ttl. */
+const ANNOUNCE_MS = 5_000;
+const ANNOUNCE_TTL_MS = 15_000;
 
 /** Short enough that revocation cuts an open stream within ~1 s. */
 const REVOCATION_SWEEP_MS = 1_000;
@@ -193,4 +198,16 @@ export function sessionJobs(deps: { sessions: SessionStore; hub: StreamHub }): J
       },
     },
   ];
+}
+
+/** Keeps this process, and the catalog it serves, in the deployment's process directory. */
+export function processAnnouncement(deps: { processes: ProcessDirectory; record: () => ProcessRecord }): Job {
+  return {
+    name: 'process-announce',
+    everyMs: ANNOUNCE_MS,
+    cluster: false,
+    atStart: true,
+    failureCode: 'TG_HOUSEKEEPING_FAILED',
+    run: () => deps.processes.announce(deps.record(), ANNOUNCE_TTL_MS),
+  };
 }

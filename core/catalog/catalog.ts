@@ -3,6 +3,7 @@
  * A build never mutates the previous snapshot; a provider whose manifest fails keeps its last good
  * entry (DESIGN.md, Principles; STYLE.md, practice 3).
  */
+import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
@@ -118,6 +119,7 @@ export async function buildCatalog(
   if (same) return { snapshot: previous, report };
   const snapshot: CatalogSnapshot = {
     version: (previous?.version ?? 0) + 1,
+    fingerprint: fingerprintOf(providers, failed),
     loadedAt: new Date(),
     providers,
     tools,
@@ -127,10 +129,23 @@ export async function buildCatalog(
   return { snapshot, report: { ...report, version: snapshot.version, swapped: true } };
 }
 
+/** See CatalogSnapshot.fingerprint; 16 hex digits name a catalog well enough for an operator. */
+function fingerprintOf(
+  providers: ReadonlyMap<string, ProviderEntry>,
+  failed: ReadonlyMap<string, unknown>,
+): string {
+  const hash = createHash('sha256');
+  for (const [id, entry] of [...providers].sort(([a], [b]) => (a < b ? -1 : 1)))
+    hash.update(`${id}\0${entry.contentHash}\n`);
+  for (const id of [...failed.keys()].sort()) hash.update(`${id}\0failed\n`);
+  return hash.digest('hex').slice(0, 16);
+}
+
 /** A catalog with no provider (version 0), what serves before the first build. */
 export function emptySnapshot(): CatalogSnapshot {
   return {
     version: 0,
+    fingerprint: fingerprintOf(new Map(), new Map()),
     loadedAt: new Date(0),
     providers: new Map(),
     tools: new Map(),

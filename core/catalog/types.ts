@@ -150,6 +150,12 @@ export type ProviderSpec = Pick<Manifest, 'auth' | 'connection_fields' | 'api' |
 export interface CatalogSnapshot {
   /** Increases by one on every successful swap; part of the tools/list cache key. */
   readonly version: number;
+  /**
+   * What the snapshot serves, whatever the process: a hash over each serving provider's id and
+   * content hash and the failed providers' ids. Processes of one deployment that serve the same
+   * manifests and documents have the same fingerprint (their versions count their own reloads).
+   */
+  readonly fingerprint: string;
   readonly loadedAt: Date;
   /** Providers by id, in id order. */
   readonly providers: ReadonlyMap<string, ProviderEntry>;

@@ -3,6 +3,8 @@ import type { AdminOperations } from '../admin/operations.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
+import type { Lock } from '../coordination/lock.js';
+import type { ProcessDirectory, ProcessRecord } from '../coordination/processes.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Transport } from '../mcp/index.js';
@@ -24,6 +26,11 @@ export interface RoutesDeps {
   oauth: OAuthFlows;
   transports: readonly Transport[];
   operations: AdminOperations;
+  /** Serialises work across the processes of the deployment (dashboard sign-in attempts). */
+  lock: Lock;
+  /** The live processes of the deployment, and this one's record, for /readyz. */
+  processes: ProcessDirectory;
+  self: () => ProcessRecord;
 }
 
 /**
@@ -41,7 +48,7 @@ export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
   });
   connectPageRoutes(app, { catalog, connections });
   oauthRoutes(app, deps.oauth);
-  healthRoutes(app, { store, catalog });
+  healthRoutes(app, { store, catalog, processes: deps.processes, self: deps.self });
   adminRoutes(app, config, operations);
-  dashboardRoutes(app, { config, store, ops: operations, guardHost });
+  dashboardRoutes(app, { config, store, ops: operations, lock: deps.lock, guardHost });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
+import type { Lock } from '../../coordination/lock.js';
 import { GatewayError } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AdminOperations } from '../../admin/operations.js';
@@ -26,6 +27,8 @@ export interface DashboardDeps {
   config: Config;
   store: Store;
   ops: AdminOperations;
+  /** Serialises sign-in attempts across the processes of the deployment. */
+  lock: Lock;
   /** The host check of /mcp/ (DNS-rebinding protection), applied to the dashboard too. */
   guardHost: (request: FastifyRequest) => void;
 }
@@ -61,7 +64,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
   const root = `${basePath}/dashboard`;
   const cookies = { path: root, secure: base.protocol === 'https:' };
   const sessions = new DashboardSessions(deps.store, cookies);
-  const throttle = new SignInThrottle(deps.store, deps.config.signInWindowMs);
+  const throttle = new SignInThrottle(deps.store, deps.lock, deps.config.signInWindowMs);
   const dashboard: Dashboard = {
     ops: deps.ops,
     root,

@@ -1,3 +1,4 @@
+import { LockTimeoutError, type Lock } from '../../coordination/lock.js';
 import type { Store } from '../../store/types.js';
 import { verifyPassword } from '../../admin/password.js';
 
@@ -6,6 +7,11 @@ const FAILURES_PER_SOURCE = 5;
 // Failed sign-ins from all addresses together within the window before everyone must wait: caps a guessing
 // attack spread over many addresses, while one address alone cannot lock the operator out.
 const FAILURES_OVERALL = 20;
+/** Attempts run one at a time across processes; one holds the lock for one scrypt and a few reads. */
+const ATTEMPT_LOCK_TTL_MS = 10_000;
+const ATTEMPT_WAIT_MS = 30_000;
+/** What a sign-in that could not get its turn within ATTEMPT_WAIT_MS is told to wait. */
+const BUSY_RETRY_SECONDS = 5;
 
 export type SignInOutcome =
   | { ok: true }
@@ -27,21 +33,27 @@ function lockedFor(
  * Checks the admin password with rate limiting: after FAILURES_PER_SOURCE failures from an address
  * (or FAILURES_OVERALL from anywhere) within the window, attempts are refused, even with the right
  * password, until enough failures have aged out. Failures are kept in the store, so a restart does
- * not reset them. Attempts run one at a time: each costs one scrypt, so guessing is slow and
- * concurrent requests cannot slip past the count.
+ * not reset them. Attempts run one at a time, under a lock every process of the deployment shares:
+ * each costs one scrypt, so guessing is slow, and concurrent requests, even to several processes,
+ * cannot slip past the count.
  */
 export class SignInThrottle {
-  private queue: Promise<unknown> = Promise.resolve();
-
   constructor(
     private readonly store: Store,
+    private readonly lock: Lock,
     private readonly windowMs: number,
   ) {}
 
-  attempt(source: string, password: string): Promise<SignInOutcome> {
-    const run = this.queue.then(() => this.check(source, password));
-    this.queue = run.catch(() => undefined);
-    return run;
+  async attempt(source: string, password: string): Promise<SignInOutcome> {
+    try {
+      return await this.lock.with('dashboard-sign-in', ATTEMPT_LOCK_TTL_MS, ATTEMPT_WAIT_MS, () =>
+        this.check(source, password),
+      );
+    } catch (error) {
+      if (error instanceof LockTimeoutError)
+        return { ok: false, reason: 'locked', retryAfterSeconds: BUSY_RETRY_SECONDS };
+      throw error;
+    }
   }
 
   private async check(source: string, password: string): Promise<SignInOutcome> {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../helpers/eventually.js';
 import { startGateway, until, type TestGateway } from '../../helpers/gateway.js';
 import { PETSHOP_MANIFESTS } from '../../helpers/petshop.js';
 import { createDatabase, requirePostgres, type TestDatabase } from '../../helpers/postgres.js';
@@ -35,6 +36,31 @@ afterAll(async () => {
   await deleteKeys(prefix);
 });
 
+interface Readiness {
+  catalog: { fingerprint: string; differsFrom: string[]; warning?: string };
+  processes: { id: string; self: boolean; catalog: { fingerprint: string } }[];
+}
+
+const readiness = async (tg: TestGateway): Promise<Readiness> =>
+  (await (await fetch(`${tg.url}/readyz`)).json()) as Readiness;
+
+describe('/readyz of a deployment of several processes', () => {
+  it('lists every process with the catalog it serves, all alike', async () => {
+    const ids = gateways.map((tg) => tg.gateway.processId).sort();
+    for (const tg of gateways) {
+      await eventually(async () => (await readiness(tg)).processes.length === 2);
+      const ready = await readiness(tg);
+      expect(ready.processes.map((p) => p.id).sort()).toEqual(ids);
+      expect(ready.processes.find((p) => p.self)?.id).toBe(tg.gateway.processId);
+      expect(new Set(ready.processes.map((p) => p.catalog.fingerprint))).toEqual(
+        new Set([ready.catalog.fingerprint]),
+      );
+      expect(ready.catalog.differsFrom).toEqual([]);
+      expect(ready.catalog.warning).toBeUndefined();
+    }
+  });
+});
+
 describe("an operator's catalog reload", () => {
   it('reloads every process, not only the one it was sent to', async () => {
     const [asked, other] = gateways as [TestGateway, TestGateway];
@@ -54,5 +80,18 @@ describe("an operator's catalog reload", () => {
     await until(other.logEvents, 'line', () =>
       other.logs.some((line) => /"code":"TG_CATALOG_LOADED","trigger":"bus"/.test(line)),
     );
+  });
+
+  it('leaves a process that reloaded other manifests alone saying its catalog differs', async () => {
+    const [asked, other] = gateways as [TestGateway, TestGateway];
+    const petshop = PETSHOP_MANIFESTS.find((file) => basename(file) === 'petshop.yaml')!;
+    copyFileSync(petshop, join(other.manifestsDir, 'petshop.yaml'));
+    // A local reload (SIGHUP) of one process only.
+    await other.gateway.reloadCatalog('signal');
+    const differs = await readiness(other);
+    expect(differs.catalog.differsFrom).toEqual([asked.gateway.processId]);
+    expect(differs.catalog.warning).toMatch(/another catalog than 1 other process/);
+    await eventually(async () => (await readiness(asked)).catalog.differsFrom.length === 1);
+    expect((await readiness(asked)).catalog.differsFrom).toEqual([other.gateway.processId]);
   });
 });

@@ -20,6 +20,25 @@ describe('health endpoints', () => {
     expect(await response.json()).toMatchObject({ status: 'ready', store: 'ok', catalog: { failed: {} } });
   });
 
+  it('/readyz lists this process, with the catalog it serves', async () => {
+    const ready = (await (await fetch(`${tg.url}/readyz`)).json()) as {
+      coordination: string;
+      catalog: { fingerprint: string; differsFrom: string[] };
+      processes: { id: string; pid: number; self: boolean; catalog: { fingerprint: string } }[];
+    };
+    expect(ready.coordination).toBe('ok');
+    expect(ready.catalog.fingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(ready.processes).toEqual([
+      expect.objectContaining({
+        id: tg.gateway.processId,
+        pid: process.pid,
+        self: true,
+        catalog: expect.objectContaining({ fingerprint: ready.catalog.fingerprint }) as unknown,
+      }),
+    ]);
+    expect(ready.catalog.differsFrom).toEqual([]);
+  });
+
   it('/readyz answers 503 once the store is unreachable', async () => {
     const broken = await startGateway();
     try {

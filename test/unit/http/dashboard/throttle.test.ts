@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashPassword, verifyPassword } from '../../../../core/admin/password.js';
 import { SignInThrottle } from '../../../../core/http/dashboard/throttle.js';
+import { MemoryLock } from '../../../../core/coordination/lock.js';
+import { openRedisCoordination } from '../../../../core/coordination/redis/index.js';
 import { SqliteStore } from '../../../../core/store/sqlite/index.js';
+import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL } from '../../../helpers/redis.js';
 
 const WINDOW_MS = 60_000;
 const PASSWORD = 'correct horse battery staple';
@@ -18,7 +21,7 @@ beforeEach(async () => {
   store = new SqliteStore(join(dir, 'toolgate.db'));
   await store.migrate();
   await store.dashboard.setPasswordHash(await hashPassword(PASSWORD), { onlyIfUnset: true });
-  throttle = new SignInThrottle(store, WINDOW_MS);
+  throttle = new SignInThrottle(store, new MemoryLock(), WINDOW_MS);
 });
 afterEach(async () => {
   await store.close();
@@ -80,6 +83,31 @@ describe('SignInThrottle', () => {
     ]);
   });
 
+  it('counts a burst spread over several processes one at a time too', async () => {
+    await requireRedis('test/unit/http/dashboard/throttle.test.ts');
+    // Two processes of one deployment: each its own store handle and Redis coordination.
+    const prefix = randomPrefix('throttle');
+    const processes = [0, 1].map(() => ({
+      store: new SqliteStore(join(dir, 'toolgate.db')),
+      coordination: openRedisCoordination({ url: TEST_REDIS_URL, prefix, onBusError: () => {} }),
+    }));
+    try {
+      const throttles = processes.map((p) => new SignInThrottle(p.store, p.coordination.lock, WINDOW_MS));
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => throttles[i % 2]!.attempt('10.0.0.9', 'guess')),
+      );
+      const reasons = outcomes.map((o) => ('reason' in o ? o.reason : 'ok'));
+      expect(reasons.filter((r) => r === 'wrong')).toHaveLength(5);
+      expect(reasons.filter((r) => r === 'locked')).toHaveLength(3);
+    } finally {
+      for (const p of processes) {
+        await p.coordination.close();
+        await p.store.close();
+      }
+      await deleteKeys(prefix);
+    }
+  });
+
   it("clears an address's failures when it signs in, and says when no password is set", async () => {
     await failed('10.0.0.1', 4, 1_000);
     await expect(throttle.attempt('10.0.0.1', PASSWORD)).resolves.toEqual({ ok: true });
@@ -87,7 +115,9 @@ describe('SignInThrottle', () => {
 
     const empty = new SqliteStore(':memory:');
     await empty.migrate();
-    await expect(new SignInThrottle(empty, WINDOW_MS).attempt('10.0.0.1', PASSWORD)).resolves.toEqual({
+    await expect(
+      new SignInThrottle(empty, new MemoryLock(), WINDOW_MS).attempt('10.0.0.1', PASSWORD),
+    ).resolves.toEqual({
       ok: false,
       reason: 'unset',
     });
