@@ -14,6 +14,11 @@ export interface Config {
   manifestsDir: string;
   /** Base64 of 32 bytes, or undefined to use (or create) `<dataDir>/master.key`. */
   masterKey: string | undefined;
+  /**
+   * The admin API's token, the same for every process of a deployment; undefined to use (or
+   * create) `<dataDir>/admin.token`.
+   */
+  adminToken: string | undefined;
   /** `sqlite:<path>` (defaults to `<dataDir>/toolgate.db`) or `postgres://…` / `postgresql://…`. */
   databaseUrl: string;
   /** `redis://…` or `rediss://…`: coordination across processes (locks, bus, sessions); undefined: one process. */
@@ -97,6 +102,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const eventsWebhookUrl = env.TOOLGATE_EVENTS_WEBHOOK_URL
     ? url('TOOLGATE_EVENTS_WEBHOOK_URL', env.TOOLGATE_EVENTS_WEBHOOK_URL)
     : undefined;
+  const adminToken = env.TOOLGATE_ADMIN_TOKEN || undefined;
+  if (adminToken !== undefined && !/^[A-Za-z0-9._~+/=-]{32,}$/.test(adminToken))
+    throw new ConfigError(
+      'TOOLGATE_ADMIN_TOKEN must be at least 32 characters without spaces (for example: openssl rand -base64 32)',
+    );
   return {
     host: env.TOOLGATE_HOST || '127.0.0.1',
     port,
@@ -104,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     manifestsDir: resolve(env.TOOLGATE_MANIFESTS_DIR || './manifests'),
     masterKey: env.TOOLGATE_MASTER_KEY || undefined,
+    adminToken,
     databaseUrl,
     redisUrl,
     redisPrefix: env.TOOLGATE_REDIS_PREFIX || 'toolgate:',

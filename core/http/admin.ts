@@ -9,14 +9,16 @@ import type { AdminOperations, ProviderStatus } from '../admin/operations.js';
 /**
  * The admin API, for operators' tools on the same machine (the `toolgate` command). It is
  * authenticated by a token kept in the data dir (mode 0600): whoever can read the data dir is the
- * operator already. The dashboard's pages call the same operations.
+ * operator already; or by TOOLGATE_ADMIN_TOKEN, which every process of a deployment is given, so
+ * that the API answers alike behind a balancer. The dashboard's pages call the same operations.
  */
 export function adminTokenFile(config: Config): string {
   return join(config.dataDir, 'admin.token');
 }
 
-/** Reads the admin token, creating it on first use. */
+/** TOOLGATE_ADMIN_TOKEN, else the data dir's token, created on first use. */
 export function adminToken(config: Config): string {
+  if (config.adminToken !== undefined) return config.adminToken;
   const file = adminTokenFile(config);
   if (!existsSync(file)) {
     try {

@@ -29,6 +29,16 @@ describe('loadConfig: the store and coordination settings', () => {
     );
   });
 
+  it('takes an admin token shared by every process only when it is long enough', () => {
+    const token = 'k'.repeat(43);
+    expect(loadConfig({ ...base, TOOLGATE_ADMIN_TOKEN: token }).adminToken).toBe(token);
+    expect(loadConfig(base).adminToken).toBeUndefined();
+    expect(() => loadConfig({ ...base, TOOLGATE_ADMIN_TOKEN: 'short' })).toThrow(
+      /TOOLGATE_ADMIN_TOKEN must be at least 32/,
+    );
+    expect(() => loadConfig({ ...base, TOOLGATE_ADMIN_TOKEN: `${token} x` })).toThrow(/TOOLGATE_ADMIN_TOKEN/);
+  });
+
   it('refuses other databases and a Redis URL of another scheme', () => {
     expect(() => loadConfig({ ...base, TOOLGATE_DATABASE_URL: 'mysql://db/toolgate' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, TOOLGATE_REDIS_URL: 'http://cache:6379' })).toThrow(

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminToken } from '../../../core/http/admin.js';
+import { adminToken, adminTokenFile } from '../../../core/http/admin.js';
 import { connect, SYSTEM_TOOLS } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 
@@ -41,6 +43,20 @@ describe('the admin API', () => {
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
       'TG_ERR_ADMIN_UNAUTHORIZED',
     );
+  });
+
+  it('takes TOOLGATE_ADMIN_TOKEN, the token every process of a deployment shares, instead of its own', async () => {
+    const shared = randomBytes(32).toString('base64url');
+    const other = await startGateway({ TOOLGATE_ADMIN_TOKEN: shared });
+    try {
+      const status = async (bearer: string) =>
+        (await fetch(`${other.url}/admin/keys`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+      expect(await status(shared)).toBe(200);
+      expect(existsSync(adminTokenFile(other.gateway.config))).toBe(false);
+      expect(await status(token)).toBe(401);
+    } finally {
+      await other.close();
+    }
   });
 
   it('creates clients and keys, tests a key, lists keys without values, and revokes', async () => {
