@@ -1,11 +1,12 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PLUGINS } from '../plugins/index.js';
 import { formatFindings, hasErrors, validateCatalogDir, type CatalogReport } from '../core/catalog/index.js';
 import { adminToken } from '../core/http/admin.js';
 import { PluginRegistry } from '../core/catalog/plugins/registry.js';
-import { KeyService } from '../core/auth/key-service.js';
+import { hashSecretBinding, KeyService } from '../core/auth/key-service.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';
 import { Gateway } from '../core/gateway.js';
@@ -14,6 +15,8 @@ import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/admin/password.js';
 import { OAuthApps } from '../core/connections/oauth-apps.js';
 import { rotateMasterKey } from '../core/admin/master-key.js';
 import { KEY_TYPES, type KeyType } from '../core/domain.js';
+import { Keyring, loadMasterKey, masterKeyFile } from '../core/keyring.js';
+import { formatTransfer, redactedUrl, transferStore } from '../core/store/transfer.js';
 
 /**
  * The `toolgate` command. It works on the same data dir as a running server, and what it changes
@@ -30,6 +33,9 @@ const USAGE = `Usage: toolgate <command>
   catalog validate [DIR]                          check every manifest (default: the manifests dir); exit 1 on errors
   catalog reload                                  make the running server reload its catalog now, and print the report
   master-key rotate                               re-encrypt every stored secret under a new master key
+  store migrate --from DIR --to postgres://USER:PASSWORD@HOST:5432/DATABASE
+                                                  move the SQLite deployment of data dir DIR (old gateway
+                                                  stopped) into PostgreSQL; resumable; verifies counts
   oauth-app set PROVIDER --client-id ID [--org ORG_ID --client NAME] [--name N --logo URL --accent #RRGGBB]
                                                   set the operator's (or an organization's) OAuth app; the
                                                   client secret is read from standard input or
@@ -353,6 +359,58 @@ async function rotateCommand(config: Config): Promise<void> {
   }
 }
 
+/**
+ * The master key of the deployment in `source`'s data dir, found as its gateway finds it
+ * (TOOLGATE_MASTER_KEY, else master.key there), but never generated: a new key would open nothing.
+ */
+function sourceMasterKey(source: Config): Buffer {
+  if (source.masterKey === undefined && !existsSync(masterKeyFile(source)))
+    throw new Error(`TOOLGATE_MASTER_KEY is unset and there is no ${masterKeyFile(source)}`);
+  return loadMasterKey(source).key;
+}
+
+async function storeCommand(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'migrate') throw new UsageError(`Unknown store command: ${sub ?? '(none)'}`);
+  const { values } = parseArgs({ args: rest, options: { from: { type: 'string' }, to: { type: 'string' } } });
+  if (!values.from)
+    throw new UsageError('store migrate needs --from DIR, the data dir of the SQLite deployment');
+  if (!values.to)
+    throw new UsageError('store migrate needs --to postgres://USER:PASSWORD@HOST:5432/DATABASE');
+  // The deployment to move as its gateway saw it: the database and master key of its data dir.
+  const source = loadConfig({ ...process.env, TOOLGATE_DATA_DIR: values.from, TOOLGATE_DATABASE_URL: '' });
+  const report = await transferStore({
+    from: source.databaseUrl.slice('sqlite:'.length),
+    to: values.to,
+    openHashSecret: (secret) =>
+      void new Keyring(sourceMasterKey(source)).open(secret.sealed, ...hashSecretBinding(secret.version)),
+    onProgress: ({ table, done, total }) => process.stdout.write(`${table}: ${done}/${total} rows\n`),
+  });
+  process.stdout.write(`\n${formatTransfer(report)}\n`);
+  if (!report.ok) {
+    process.exitCode = 1;
+    return;
+  }
+  // Where a gateway process finds the key (keyring.ts): TOOLGATE_MASTER_KEY, else its own data dir's
+  // master.key, generated when absent (and then it refuses to start: it opens none of the moved secrets).
+  const keyFile = masterKeyFile(source);
+  const key =
+    source.masterKey !== undefined
+      ? '       TOOLGATE_MASTER_KEY    the value the old gateway had (set now too): unchanged\n'
+      : `       TOOLGATE_MASTER_KEY    the old gateway's key, kept in ${keyFile}: TOOLGATE_MASTER_KEY="$(cat ${keyFile})"\n` +
+        "     (or copy that file into each process's TOOLGATE_DATA_DIR instead). A process that finds neither\n" +
+        '     generates a new key and refuses to start ("Sealed with another master key").\n';
+  process.stdout.write(
+    '\nNext:\n' +
+      `  1. Keep the old gateway stopped. ${source.dataDir} was only read: keep it, and its master key, as a backup.\n` +
+      '  2. Start every gateway process with:\n' +
+      `       TOOLGATE_DATABASE_URL  the --to URL (${redactedUrl(values.to)})\n` +
+      '       TOOLGATE_REDIS_URL     redis://HOST:6379, one Redis for all of them (PostgreSQL needs it)\n' +
+      key +
+      '  3. API keys, connections, OAuth apps and the dashboard password work as before.\n',
+  );
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
@@ -373,6 +431,8 @@ async function main(argv: string[]): Promise<void> {
       return oauthAppCommand(config, rest);
     case 'admin':
       return adminCommand(config, rest);
+    case 'store':
+      return storeCommand(rest);
     case 'master-key':
       if (rest[0] !== 'rotate') throw new UsageError(`Unknown master-key command: ${rest[0] ?? '(none)'}`);
       return rotateCommand(config);
