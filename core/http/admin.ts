@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
@@ -21,6 +21,9 @@ export function adminToken(config: Config): string {
   if (config.adminToken !== undefined) return config.adminToken;
   const file = adminTokenFile(config);
   if (!existsSync(file)) {
+    // The keyring creates the data dir only when it generates a key; with TOOLGATE_MASTER_KEY set
+    // and PostgreSQL, nothing else may have.
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     try {
       writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
     } catch (error) {

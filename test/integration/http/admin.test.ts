@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, adminTokenFile } from '../../../core/http/admin.js';
@@ -56,6 +58,18 @@ describe('the admin API', () => {
       expect(await status(token)).toBe(401);
     } finally {
       await other.close();
+    }
+  });
+
+  it('creates its token in a data dir that does not exist yet (master key and database elsewhere)', () => {
+    const parent = mkdtempSync(join(tmpdir(), 'toolgate-admin-'));
+    try {
+      const config = { ...tg.gateway.config, dataDir: join(parent, 'data') };
+      const created = adminToken(config);
+      expect(created).toMatch(/^[\w-]{43}$/);
+      expect(adminToken(config)).toBe(created);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
     }
   });
 
