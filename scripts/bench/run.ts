@@ -10,13 +10,14 @@
  *
  * Sections: tools/call (1 and 32 clients, both MCP transports, against the direct call, the floor
  * and the peer), tools/list (10, 300, 1,000 tools), sessions (idle 2025 sessions, listen streams,
- * heap growth over many calls on one session), catalog (GitHub's description cold, the bundled
- * catalog's start and unchanged reload). Targets are those of the benchmark issue.
+ * heap growth over many calls on one session), cluster (tools/call on PostgreSQL + Redis with one
+ * and two gateway processes, as ratios to SQLite in one process), catalog (GitHub's description
+ * cold, the bundled catalog's start and unchanged reload). Targets are those of the benchmark issues.
  *
  * Options:
  *   --quick              shorter windows and fewer rounds
- *   --only=a,b           sections: call, list, sessions, catalog
- *   --rounds=N           interleaved rounds of tools/call and tools/list (default 2 quick, 5 full)
+ *   --only=a,b           sections: call, list, sessions, cluster, catalog
+ *   --rounds=N           interleaved rounds of tools/call, cluster and tools/list (default 2 quick, 5 full)
  *   --out=FILE           where to write the results (a full run writes scripts/bench/results.json)
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
  *                        its node_modules linked): its gateway joins the tools/call and tools/list
@@ -24,11 +25,14 @@
  *   --profile            instead of measuring, CPU-profiles Toolgate under each of its loads and
  *                        writes one .cpuprofile per load (summarise with scripts/bench/profile.ts)
  * Environment: BENCH_PEER_DIR (where the peer is installed; default /tmp/bench-peer),
- * BENCH_GATEWAY_LOG=file (keep the gateway's log instead of sending it to /dev/null).
+ * BENCH_GATEWAY_LOG=file (keep the gateway's log instead of sending it to /dev/null),
+ * TOOLGATE_TEST_POSTGRES_URL and TOOLGATE_TEST_REDIS_URL (the cluster section's servers, as the
+ * tests': default 127.0.0.1:5432 as postgres, 127.0.0.1:6379). When they do not answer, the cluster
+ * section says so in one line and the others run.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { constants, cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -40,6 +44,7 @@ import {
   writeGithubAll,
 } from './lib/fixtures.js';
 import { buildChildren } from './lib/build.js';
+import { createSharedStore, sharedStoreMissing } from './lib/cluster.js';
 import { freePort } from '../../test/helpers/ports.js';
 import type { CatalogProbe } from './lib/ipc.js';
 import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
@@ -84,11 +89,11 @@ const option = (name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const QUICK = args.includes('--quick');
 const PROFILE = args.includes('--profile');
-const SECTIONS = new Set((option('only') ?? 'call,list,sessions,catalog').split(','));
+const SECTIONS = new Set((option('only') ?? 'call,list,sessions,cluster,catalog').split(','));
 const FULL_RUN = !QUICK && !PROFILE && option('only') === undefined && option('baseline') === undefined;
 const OUT = option('out') ?? (FULL_RUN ? join(REPO, 'scripts/bench/results.json') : undefined);
 
-/** How long each part runs: a full run stays well under five minutes on two cores. */
+/** How long each part runs: a full run takes about six minutes on two cores (the cluster section 2.5). */
 const BASE_PLAN = QUICK
   ? { rounds: 2, warmMs: 500, window1Ms: 500, window32Ms: 700, settleMs: 150, listRounds: 2, listMs: 300 }
   : {
@@ -139,6 +144,17 @@ interface Servers {
 }
 
 const children: Spawned[] = [];
+/** What the run made outside its scratch directory (the cluster's database and Redis keys). */
+const removals = new Set<() => Promise<void>>();
+
+/**
+ * Stops every child, then removes what the run made outside its scratch directory: at the end, on
+ * a failure, and on Ctrl-C or SIGTERM.
+ */
+async function cleanUp(): Promise<void> {
+  await Promise.all(children.map((c) => c.stop()));
+  await Promise.all([...removals].map((remove) => remove()));
+}
 
 /**
  * Where the gateway's stdout goes. It logs at info, as in production, so every request's log lines
@@ -194,15 +210,25 @@ async function startServers(work: string): Promise<Servers> {
 }
 
 /**
- * Starts a gateway child on the bench catalog (its own data dir), creates its keys and connects
- * the providers: `bench` for the solo key, each tools/list provider for its own user.
+ * Starts a gateway child on the bench catalog (its own data dir and manifests dir): on SQLite of
+ * its own, or with `store` on a deployment's shared PostgreSQL + Redis (lib/cluster.ts).
  */
-async function startToolgate(script: string, dir: string, upstreamUrl: string): Promise<Toolgate> {
+async function spawnToolgate(
+  script: string,
+  dir: string,
+  upstreamUrl: string,
+  store: Record<string, string> = {},
+): Promise<{ gateway: GatewayChild; listProviders: Record<number, string> }> {
   const manifests = join(dir, 'manifests');
   const { listProviders } = writeBenchManifests(manifests);
+  // Made here, as the Dockerfile makes /data: on PostgreSQL with TOOLGATE_MASTER_KEY set nothing
+  // else creates it, and the gateway writes its admin token there.
+  const data = join(dir, 'data');
+  mkdirSync(data, { recursive: true, mode: 0o700 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    TOOLGATE_DATA_DIR: join(dir, 'data'),
+    ...store,
+    TOOLGATE_DATA_DIR: data,
     TOOLGATE_MANIFESTS_DIR: manifests,
     TOOLGATE_HOST: '127.0.0.1',
     TOOLGATE_PORT: '0',
@@ -216,6 +242,20 @@ async function startToolgate(script: string, dir: string, upstreamUrl: string): 
     logFile: gatewayLog(join(dir, 'gateway.log')),
   });
   children.push(gateway.spawned);
+  return { gateway, listProviders };
+}
+
+/**
+ * Starts a gateway child (spawnToolgate), creates its keys and connects the providers: `bench` for
+ * the solo key, each tools/list provider for its own user.
+ */
+async function startToolgate(
+  script: string,
+  dir: string,
+  upstreamUrl: string,
+  store?: Record<string, string>,
+): Promise<Toolgate> {
+  const { gateway, listProviders } = await spawnToolgate(script, dir, upstreamUrl, store);
   const soloKey = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
   const clientKey = await gateway.command<string>({ cmd: 'key', client: 'bench-list', keyType: 'client' });
   const setup = pool(gateway.ready.url, 1);
@@ -287,14 +327,14 @@ async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSectio
   const targets: Target[] = [
     directTarget(servers.upstreamUrl, servers.upstream.pid, max),
     floorTarget(servers.floorUrl, servers.floor.pid, max),
-    modernTarget(gateway.ready.url, gateway.pid, soloKey, max),
-    legacyTarget(gateway.ready.url, gateway.pid, soloKey, max),
+    modernTarget([gateway], soloKey, max),
+    legacyTarget([gateway], soloKey, max),
   ];
   if (servers.baseline) {
     const { gateway: base, soloKey: baseKey } = servers.baseline;
     targets.push(
-      renamed(modernTarget(base.ready.url, base.pid, baseKey, max), `baseline ${MODERN}`),
-      renamed(legacyTarget(base.ready.url, base.pid, baseKey, max), 'baseline 2025 session'),
+      renamed(modernTarget([base], baseKey, max), `baseline ${MODERN}`),
+      renamed(legacyTarget([base], baseKey, max), 'baseline 2025 session'),
     );
   }
   if (servers.peer) {
@@ -303,22 +343,29 @@ async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSectio
   } else {
     log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
   }
+  return summariseCalls(await callRounds('tools/call', targets), targets, metrics);
+}
+
+/**
+ * Warms each tools/call target up at the most clients, then runs the interleaved rounds at every
+ * client count; closes the targets.
+ */
+async function callRounds(section: string, targets: Target[]): Promise<Map<string, WindowResult[]>[]> {
   const sets = targets.map((t) => new ClientSet(t));
   try {
     for (const set of sets) {
-      log(`tools/call: warming up ${set.target.name}`);
-      const warm = await runWindow(set, max, PLAN.warmMs, 0);
+      log(`${section}: warming up ${set.target.name}`);
+      const warm = await runWindow(set, Math.max(...CLIENTS), PLAN.warmMs, 0);
       if (warm.errors > 0) throw new Error(`${set.target.name}: ${warm.firstError}`);
     }
-    log(`tools/call: ${PLAN.rounds} interleaved rounds`);
-    const rounds = await interleave(
+    log(`${section}: ${PLAN.rounds} interleaved rounds`);
+    return await interleave(
       sets,
       PLAN.rounds,
       CLIENTS,
       (c) => (c === 1 ? PLAN.window1Ms : PLAN.window32Ms),
       PLAN.settleMs,
     );
-    return summariseCalls(rounds, targets, metrics);
   } finally {
     await Promise.all(targets.map((t) => t.close()));
   }
@@ -328,17 +375,38 @@ function renamed(target: Target, name: string): Target {
   return { ...target, name };
 }
 
-function summariseCalls(
-  rounds: Map<string, WindowResult[]>[],
-  targets: Target[],
-  metrics: Metrics,
-): CallSection {
-  const at = (round: Map<string, WindowResult[]>, name: string, clients: number): WindowResult | undefined =>
-    round.get(name)?.[CLIENTS.indexOf(clients as (typeof CLIENTS)[number])];
-  const med = (name: string, clients: number, pick: (w: WindowResult) => number): number =>
-    median(rounds.map((r) => at(r, name, clients)).map((w) => (w ? pick(w) : NaN)));
-  const perRound = (f: (round: Map<string, WindowResult[]>) => number): number => median(rounds.map(f));
+/** Figures out of interleaved tools/call rounds (CLIENTS client counts each). */
+interface RoundReader {
+  /** The median over rounds of one variant's figure. */
+  med: (name: string, clients: number, pick: (w: WindowResult) => number) => number;
+  /** The median over rounds of `name`'s figure ÷ `base`'s, each ratio taken within its round. */
+  ratio: (name: string, base: string, clients: number, pick: (w: WindowResult) => number) => number;
+  /** The median over rounds of `name`'s figure − `base`'s, each difference taken within its round. */
+  added: (name: string, base: string, clients: number, pick: (w: WindowResult) => number) => number;
+}
 
+function readRounds(rounds: Map<string, WindowResult[]>[]): RoundReader {
+  const value = (
+    round: Map<string, WindowResult[]>,
+    name: string,
+    clients: number,
+    pick: (w: WindowResult) => number,
+  ): number => {
+    const window = round.get(name)?.[CLIENTS.indexOf(clients as (typeof CLIENTS)[number])];
+    return window ? pick(window) : NaN;
+  };
+  return {
+    med: (name, clients, pick) => median(rounds.map((r) => value(r, name, clients, pick))),
+    ratio: (name, base, clients, pick) =>
+      median(rounds.map((r) => value(r, name, clients, pick) / value(r, base, clients, pick))),
+    added: (name, base, clients, pick) =>
+      median(rounds.map((r) => value(r, name, clients, pick) - value(r, base, clients, pick))),
+  };
+}
+
+/** The table rows and the results' per-variant figures of tools/call rounds. */
+function callVariants(rounds: Map<string, WindowResult[]>[], targets: Target[]): CallSection {
+  const { med } = readRounds(rounds);
   const rows: string[][] = [];
   const variants: Record<string, Record<string, unknown>> = {};
   for (const { name } of targets) {
@@ -367,7 +435,15 @@ function summariseCalls(
       String(v.errors),
     ]);
   }
+  return { rows, variants };
+}
 
+function summariseCalls(
+  rounds: Map<string, WindowResult[]>[],
+  targets: Target[],
+  metrics: Metrics,
+): CallSection {
+  const { med, ratio, added } = readRounds(rounds);
   const has = (name: string): boolean => targets.some((t) => t.name === name);
   metrics.add(
     'call.background_cores',
@@ -392,7 +468,7 @@ function summariseCalls(
   metrics.add(
     'call.floor.added_p50_1',
     'floor added p50 over direct, 1 client',
-    perRound((r) => (at(r, 'floor', 1)?.p50 ?? NaN) - (at(r, 'direct', 1)?.p50 ?? NaN)),
+    added('floor', 'direct', 1, (w) => w.p50),
     'ms',
   );
   for (const [key, name] of [
@@ -409,7 +485,7 @@ function summariseCalls(
     metrics.add(
       `call.${key}.ratio_floor_32`,
       `${label}: throughput ÷ floor, 32 clients`,
-      perRound((r) => (at(r, name, 32)?.rps ?? NaN) / (at(r, 'floor', 32)?.rps ?? NaN)),
+      ratio(name, 'floor', 32, (w) => w.rps),
       '×',
       { op: '>=', value: 0.6 },
     );
@@ -424,7 +500,7 @@ function summariseCalls(
       metrics.add(
         `call.${key}.ratio_peer_32`,
         `${label}: throughput ÷ peer, 32 clients`,
-        perRound((r) => (at(r, name, 32)?.rps ?? NaN) / (at(r, 'peer', 32)?.rps ?? NaN)),
+        ratio(name, 'peer', 32, (w) => w.rps),
         '×',
         { op: '>=', value: 2.5 },
       );
@@ -432,14 +508,14 @@ function summariseCalls(
     metrics.add(
       `call.${key}.added_p50_1`,
       `${label}: added p50 over direct, 1 client`,
-      perRound((r) => (at(r, name, 1)?.p50 ?? NaN) - (at(r, 'direct', 1)?.p50 ?? NaN)),
+      added(name, 'direct', 1, (w) => w.p50),
       'ms',
       { op: '<=', value: 0.5 },
     );
     metrics.add(
       `call.${key}.added_p99_1`,
       `${label}: added p99 over direct, 1 client`,
-      perRound((r) => (at(r, name, 1)?.p99 ?? NaN) - (at(r, 'direct', 1)?.p99 ?? NaN)),
+      added(name, 'direct', 1, (w) => w.p99),
       'ms',
       { op: '<=', value: 3 },
     );
@@ -453,15 +529,13 @@ function summariseCalls(
       metrics.add(
         `call.${key}.cpu_vs_baseline_32`,
         `${label}: gateway CPU per call ÷ baseline's, 32 clients`,
-        perRound(
-          (r) => (at(r, name, 32)?.cpuPerRequestUs ?? NaN) / (at(r, base, 32)?.cpuPerRequestUs ?? NaN),
-        ),
+        ratio(name, base, 32, (w) => w.cpuPerRequestUs),
         '×',
       );
       metrics.add(
         `call.${key}.rps_vs_baseline_32`,
         `${label}: throughput ÷ baseline's, 32 clients`,
-        perRound((r) => (at(r, name, 32)?.rps ?? NaN) / (at(r, base, 32)?.rps ?? NaN)),
+        ratio(name, base, 32, (w) => w.rps),
         '×',
       );
     }
@@ -480,7 +554,7 @@ function summariseCalls(
       'µs',
     );
   }
-  return { rows, variants };
+  return callVariants(rounds, targets);
 }
 
 async function toolsList(servers: Servers, metrics: Metrics): Promise<void> {
@@ -718,6 +792,93 @@ async function sessions(servers: Servers, metrics: Metrics): Promise<Record<stri
   return details;
 }
 
+/** The cluster section's baseline: the SQLite gateway of the other sections. */
+const SQLITE = 'SQLite, 1 process';
+/** The cluster section's deployments on PostgreSQL + Redis: how many processes share the calls. */
+const DEPLOYMENTS = [
+  { id: 'pg1', name: 'PostgreSQL + Redis, 1 process', processes: 1 },
+  { id: 'pg2', name: 'PostgreSQL + Redis, 2 processes', processes: 2 },
+] as const;
+/** Both ways a client calls, as in the tools/call section. */
+const TRANSPORTS = [
+  { key: 'modern', label: MODERN, target: modernTarget },
+  { key: 'legacy', label: '2025 session', target: legacyTarget },
+] as const;
+/** What the 2-process figures are, said with them. */
+const CONTENTION =
+  "2 processes: both on the gateway's core, PostgreSQL and Redis on the machine's 2 cores with them and the load generator; on this 2-core machine this measures contention, not scaling";
+
+/**
+ * tools/call on PostgreSQL + Redis (a database and a key prefix of the run's own, removed at the
+ * end) with one gateway process and with two taking the requests in turn, against the SQLite
+ * gateway of the other sections, in the same interleaved rounds; gateway CPU is that of every
+ * gateway process of the variant. Returns why it did not run when PostgreSQL or Redis does not answer.
+ */
+async function cluster(servers: Servers, work: string, metrics: Metrics): Promise<CallSection | string> {
+  const missing = await sharedStoreMissing();
+  if (missing !== undefined) return missing;
+  const store = await createSharedStore();
+  removals.add(store.remove);
+  log(`cluster: ${store.names}, removed at the end`);
+  const gateways: GatewayChild[] = [];
+  try {
+    // One after the other: the first migrates the database and creates the keys and connections
+    // that both use; the 1-process variant is the first alone (the second idles meanwhile).
+    const script = child('gateway.ts');
+    const first = await startToolgate(script, join(work, 'cluster-1'), servers.upstreamUrl, store.env);
+    gateways.push(first.gateway);
+    const second = await spawnToolgate(script, join(work, 'cluster-2'), servers.upstreamUrl, store.env);
+    gateways.push(second.gateway);
+    const max = Math.max(...CLIENTS);
+    const targets = TRANSPORTS.flatMap(({ label, target }) => [
+      renamed(target([servers.toolgate.gateway], servers.toolgate.soloKey, max), `${SQLITE}, ${label}`),
+      ...DEPLOYMENTS.map((d) =>
+        renamed(target(gateways.slice(0, d.processes), first.soloKey, max), `${d.name}, ${label}`),
+      ),
+    ]);
+    const rounds = await callRounds('cluster', targets);
+    const { ratio, added } = readRounds(rounds);
+    for (const { key, label } of TRANSPORTS) {
+      const base = `${SQLITE}, ${label}`;
+      for (const d of DEPLOYMENTS) {
+        const name = `${d.name}, ${label}`;
+        // The issue's targets are for one process; two are for information.
+        const targeted = d.processes === 1;
+        const note = targeted ? undefined : CONTENTION;
+        metrics.add(
+          `cluster.${key}.${d.id}.cpu_ratio_32`,
+          `${label}, ${d.name}: gateway CPU per call ÷ SQLite's, 32 clients`,
+          ratio(name, base, 32, (w) => w.cpuPerRequestUs),
+          '×',
+          targeted ? { op: '<=', value: 1.15 } : undefined,
+          note,
+        );
+        metrics.add(
+          `cluster.${key}.${d.id}.rps_ratio_32`,
+          `${label}, ${d.name}: throughput ÷ SQLite's, 32 clients`,
+          ratio(name, base, 32, (w) => w.rps),
+          '×',
+          undefined,
+          note,
+        );
+        metrics.add(
+          `cluster.${key}.${d.id}.added_p50_1`,
+          `${label}, ${d.name}: added p50 over SQLite, 1 client`,
+          added(name, base, 1, (w) => w.p50),
+          'ms',
+          targeted ? { op: '<=', value: 0.3 } : undefined,
+          note,
+        );
+      }
+    }
+    return callVariants(rounds, targets);
+  } finally {
+    await Promise.all(gateways.map((g) => g.exit()));
+    await store.remove();
+    removals.delete(store.remove);
+  }
+}
+
 function probeCatalog(dir: string): CatalogProbe {
   const [command, argv] = pinned(SERVER_CORE, process.execPath, [child('catalog.ts'), dir]);
   const result = spawnSync(command, argv, { cwd: REPO, encoding: 'utf8' });
@@ -807,8 +968,8 @@ async function profile(work: string): Promise<void> {
   const servers = await startServers(work);
   const { gateway, soloKey, clientKey } = servers.toolgate;
   const targets: Target[] = [
-    modernTarget(gateway.ready.url, gateway.pid, soloKey, 32),
-    legacyTarget(gateway.ready.url, gateway.pid, soloKey, 32),
+    modernTarget([gateway], soloKey, 32),
+    legacyTarget([gateway], soloKey, 32),
     listTarget(gateway.ready.url, gateway.pid, clientKey, '?user_id=u1000', 'modern', 1000),
   ];
   const seconds = QUICK ? 2 : 6;
@@ -852,9 +1013,10 @@ async function main(): Promise<void> {
   const metrics = new Metrics();
   const details: Record<string, unknown> = {};
   let callRows: string[][] = [];
+  let clusterSection: CallSection | string | undefined;
   let peerVersion: string | undefined;
   try {
-    if (SECTIONS.has('call') || SECTIONS.has('list') || SECTIONS.has('sessions')) {
+    if (['call', 'list', 'sessions', 'cluster'].some((section) => SECTIONS.has(section))) {
       const servers = await startServers(work);
       peerVersion = servers.peer?.version;
       try {
@@ -865,6 +1027,11 @@ async function main(): Promise<void> {
         }
         if (SECTIONS.has('list')) await toolsList(servers, metrics);
         if (SECTIONS.has('sessions')) details.sessions = await sessions(servers, metrics);
+        if (SECTIONS.has('cluster')) {
+          clusterSection = await cluster(servers, work, metrics);
+          details.cluster =
+            typeof clusterSection === 'string' ? { not_run: clusterSection } : clusterSection.variants;
+        }
       } finally {
         await servers.toolgate.gateway.exit();
         await servers.baseline?.gateway.exit();
@@ -873,17 +1040,23 @@ async function main(): Promise<void> {
     }
     if (SECTIONS.has('catalog')) details.catalog = await catalog(work, metrics);
   } finally {
-    await Promise.all(children.map((c) => c.stop()));
+    await cleanUp();
   }
 
   const seconds = (performance.now() - began) / 1000;
-  if (callRows.length > 0) {
+  const callTable = (title: string, rows: string[][]): void => {
     process.stdout.write(
-      `\ntools/call (medians of ${PLAN.rounds} interleaved rounds; latency in ms; server CPU per call at 32 clients)\n`,
+      `\n${title} (medians of ${PLAN.rounds} interleaved rounds; latency in ms; server CPU per call at 32 clients)\n`,
     );
     process.stdout.write(
-      `${table(['variant', 'req/s @1', 'p50 @1', 'p99 @1', 'req/s @32', 'p50 @32', 'p99 @32', 'CPU µs/call', 'errors'], callRows)}\n`,
+      `${table(['variant', 'req/s @1', 'p50 @1', 'p99 @1', 'req/s @32', 'p50 @32', 'p99 @32', 'CPU µs/call', 'errors'], rows)}\n`,
     );
+  };
+  if (callRows.length > 0) callTable('tools/call', callRows);
+  if (typeof clusterSection === 'string') process.stdout.write(`\ncluster: not run: ${clusterSection}\n`);
+  else if (clusterSection) {
+    callTable('cluster: tools/call on SQLite and on PostgreSQL + Redis', clusterSection.rows);
+    process.stdout.write(`${CONTENTION}.\n`);
   }
   process.stdout.write(`\n${metricsTable(metrics)}\n`);
   const missed = [...metrics.all.values()].filter((m) => m.pass === false);
@@ -921,8 +1094,20 @@ async function main(): Promise<void> {
   rmSync(work, { recursive: true, force: true });
 }
 
+// Ctrl-C reaches this process more than once (from the terminal, then relayed by npm and tsx):
+// the first one cleans up and exits, the later ones are ignored, so they cannot cut the clean-up short.
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: stopping, and removing what the run made`);
+    void cleanUp().finally(() => process.exit(128 + constants.signals[signal]));
+  });
+}
+
 main().catch(async (error: unknown) => {
   log(String((error as Error).stack ?? error));
-  await Promise.all(children.map((c) => c.stop()));
+  await cleanUp();
   process.exit(1);
 });

@@ -5,7 +5,7 @@
  * request, and the generator shares its core with the upstream.
  */
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { BalancedPool, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { backgroundLoad, cpuMicros } from './proc.js';
 
@@ -15,8 +15,11 @@ export type Call = () => Promise<void>;
 /** A thing to load: makes one virtual client (its session, its stream) per index. */
 export interface Target {
   name: string;
-  /** The process whose CPU time is the cost per request (the server under test). */
-  pid: number;
+  /**
+   * The processes whose CPU time, added up, is the cost per request: the server under test, or
+   * every process of a deployment that shares the requests.
+   */
+  pids: readonly number[];
   client(index: number): Promise<Call>;
   close(): Promise<void>;
 }
@@ -75,6 +78,7 @@ export async function runWindow(
   warmupMs: number,
 ): Promise<WindowResult> {
   const calls = await set.ensure(clients);
+  const serverCpu = (): number => set.target.pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -97,7 +101,7 @@ export async function runWindow(
   };
   const loops = calls.map(loop);
   await new Promise((resolve) => setTimeout(resolve, warmupMs));
-  const cpu0 = cpuMicros(set.target.pid);
+  const cpu0 = serverCpu();
   const gen0 = process.cpuUsage();
   const others = backgroundLoad();
   const started = performance.now();
@@ -105,7 +109,7 @@ export async function runWindow(
   await new Promise((resolve) => setTimeout(resolve, ms));
   recording = false;
   const seconds = (performance.now() - started) / 1000;
-  const cpu1 = cpuMicros(set.target.pid);
+  const cpu1 = serverCpu();
   const gen = process.cpuUsage(gen0);
   const background = others();
   stop = true;
@@ -126,15 +130,22 @@ export async function runWindow(
   };
 }
 
+const POOL_OPTIONS = { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 };
+
 /** An undici Pool sized for the most clients a target gets (one connection per client). */
 export function pool(url: string, connections: number): Pool {
-  return new Pool(url, {
-    connections,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: 30_000,
-    bodyTimeout: 30_000,
-  });
+  return new Pool(url, { connections, ...POOL_OPTIONS });
+}
+
+/**
+ * Requests spread over the processes of one deployment in turn, as a round-robin balancer without
+ * sticky sessions sends them (undici's BalancedPool: strict turns while every process answers); one
+ * URL is a plain Pool. The turns are taken in the load generator, so no balancer process adds its
+ * CPU or a hop to the measurement.
+ */
+export function roundRobin(urls: readonly string[], connections: number): Dispatcher {
+  if (urls.length === 1) return pool(urls[0]!, connections);
+  return new BalancedPool([...urls], { connections, ...POOL_OPTIONS });
 }
 
 /** Reads a whole answer; throws unless the status is expected. */

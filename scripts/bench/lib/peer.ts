@@ -169,7 +169,7 @@ export function peerTarget(url: string, pid: number, toolName: string, maxClient
   const params = { name: toolName, arguments: CALL_ARGS };
   return {
     name: 'peer',
-    pid,
+    pids: [pid],
     async client(): Promise<Call> {
       const session = await openPeerSession(http);
       const pending = new Map<number, Pending>();

@@ -140,6 +140,11 @@ export class GatewayChild {
       if (message.ok) waiter?.resolve(message.result);
       else waiter?.reject(new Error(String(message.result)));
     });
+    // A child that dies (a crash, or Ctrl-C, which reaches it too) answers nothing more.
+    spawned.child.on('exit', () => {
+      for (const waiter of this.pending.values()) waiter.reject(new Error('the gateway child exited'));
+      this.pending.clear();
+    });
   }
 
   static async start(
@@ -168,7 +173,13 @@ export class GatewayChild {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.spawned.child.send({ ...input, id });
+      // With a callback, a child gone meanwhile (Ctrl-C reaches it too) rejects this command
+      // instead of emitting an 'error' nobody listens to.
+      this.spawned.child.send({ ...input, id }, (error) => {
+        if (error === null) return;
+        this.pending.delete(id);
+        reject(error);
+      });
     });
   }
 
@@ -176,9 +187,11 @@ export class GatewayChild {
     return this.command<NodeJS.MemoryUsage>({ cmd: 'heap' }).then((usage) => usage.heapUsed);
   }
 
-  /** Asks the gateway to close and exit, then waits. */
+  /** Asks the gateway to close and exit, then waits; returns at once when it has exited already. */
   async exit(): Promise<void> {
-    const exited = once(this.spawned.child, 'exit');
+    const { child } = this.spawned;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
     await this.command({ cmd: 'exit' }).catch(() => undefined);
     const timer = setTimeout(() => this.spawned.child.kill('SIGKILL'), 10_000);
     await exited;

@@ -4,7 +4,8 @@
  * The MCP requests are shaped exactly as @modelcontextprotocol/client 2.x sends them.
  */
 import type { Dispatcher, Pool } from 'undici';
-import { checkCallResult, expectStatus, pool, type Target } from './load.js';
+import { checkCallResult, expectStatus, pool, roundRobin, type Target } from './load.js';
+import type { GatewayChild } from './proc.js';
 
 export const MODERN = '2026-07-28';
 export const LEGACY = '2025-11-25';
@@ -43,7 +44,7 @@ export function legacyBody(id: number | string, method: string, params?: Record<
 const CALL_PARAMS = { name: 'bench_get_item', arguments: CALL_ARGS };
 
 /** Opens a 2025-era session the way the v2 client does: initialize, then notifications/initialized. */
-export async function openLegacySession(http: Pool, path: string, key: string): Promise<string> {
+export async function openLegacySession(http: Dispatcher, path: string, key: string): Promise<string> {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await http.request({
     method: 'POST',
@@ -85,7 +86,7 @@ export function directTarget(upstreamUrl: string, upstreamPid: number, maxClient
   const headers = { accept: 'application/json', 'x-api-key': UPSTREAM_KEY };
   return {
     name: 'direct',
-    pid: upstreamPid,
+    pids: [upstreamPid],
     client: () =>
       Promise.resolve(async () => {
         const response = await http.request({ method: 'GET', path, headers });
@@ -102,7 +103,7 @@ export function floorTarget(url: string, pid: number, maxClients: number): Targe
   const headers = { 'content-type': 'application/json', accept: 'application/json' };
   return {
     name: 'floor',
-    pid,
+    pids: [pid],
     client: () =>
       Promise.resolve(async () => {
         const response = await http.request({
@@ -117,14 +118,20 @@ export function floorTarget(url: string, pid: number, maxClients: number): Targe
   };
 }
 
-/** Toolgate, 2026-07-28: stateless POSTs, each with its `_meta` envelope and Mcp-* headers. */
-export function modernTarget(url: string, pid: number, key: string, maxClients: number): Target {
-  const http = pool(url, maxClients);
+/**
+ * Toolgate, 2026-07-28: stateless POSTs, each with its `_meta` envelope and Mcp-* headers. Given
+ * several gateways of one deployment, consecutive requests go to each in turn.
+ */
+export function modernTarget(gateways: readonly GatewayChild[], key: string, maxClients: number): Target {
+  const http = roundRobin(
+    gateways.map((g) => g.ready.url),
+    maxClients,
+  );
   const headers = modernHeaders(key, 'tools/call', CALL_PARAMS.name);
   let seq = 0;
   return {
     name: `toolgate ${MODERN}`,
-    pid,
+    pids: gateways.map((g) => g.pid),
     client: () =>
       Promise.resolve(async () => {
         const response = await http.request({
@@ -139,13 +146,20 @@ export function modernTarget(url: string, pid: number, key: string, maxClients: 
   };
 }
 
-/** Toolgate, 2025-era Streamable HTTP: each virtual client initializes its session once. */
-export function legacyTarget(url: string, pid: number, key: string, maxClients: number): Target {
-  const http = pool(url, maxClients);
+/**
+ * Toolgate, 2025-era Streamable HTTP: each virtual client initializes its session once. Given
+ * several gateways of one deployment, consecutive requests go to each in turn, the session's
+ * initialize and calls alike (no sticky sessions).
+ */
+export function legacyTarget(gateways: readonly GatewayChild[], key: string, maxClients: number): Target {
+  const http = roundRobin(
+    gateways.map((g) => g.ready.url),
+    maxClients,
+  );
   let seq = 0;
   return {
     name: 'toolgate 2025 session',
-    pid,
+    pids: gateways.map((g) => g.pid),
     async client() {
       const headers = legacyHeaders(key, await openLegacySession(http, '/mcp/', key));
       return async () => {
@@ -190,7 +204,7 @@ export function listTarget(
   };
   return {
     name: `tools/list ${expectTools} ${transport}`,
-    pid,
+    pids: [pid],
     async client() {
       if (transport === 'modern') {
         const headers = modernHeaders(key, 'tools/list');
