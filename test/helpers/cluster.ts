@@ -20,24 +20,43 @@ export interface Cluster {
   processes: ClusterProcess[];
   /** The settings every process shares (database, Redis, master key, catalog). */
   env: Record<string, string>;
+  /** The deployment's PostgreSQL database, for checks of what is stored. */
+  database: TestDatabase;
   /** Runs the `toolgate` command against the same deployment. */
   cli(args: string[]): ReturnType<typeof runToolgate>;
   close(): Promise<void>;
 }
 
+export interface ClusterOptions {
+  /** The catalog every process loads (default: the Pet Shop manifests). */
+  manifestFiles?: string[];
+  /** More settings every process shares (an OAuth provider's endpoints and app, refresh timing). */
+  env?: Record<string, string>;
+  /**
+   * The balancer's port, when something must know the base URL before the cluster starts (an
+   * OAuth app's redirect URI, `${base}/oauth/callback`); default: a free one.
+   */
+  balancerPort?: number;
+}
+
 /**
  * Several gateway processes of one deployment, as README.md's "Scaling out" runs them: a database of
  * their own on the test PostgreSQL, a Redis key prefix of their own, one master key, the Pet Shop
- * catalog pointed at `apiUrl`, each process with its own data dir and port, behind a plain
- * round-robin balancer whose URL is every process's base URL.
+ * catalog pointed at `apiUrl` (or the catalog of `options.manifestFiles`), each process with its own
+ * data dir and port, behind a plain round-robin balancer whose URL is every process's base URL.
  */
-export async function startCluster(size: number, apiUrl: string): Promise<Cluster> {
+export async function startCluster(
+  size: number,
+  apiUrl: string | undefined,
+  options: ClusterOptions = {},
+): Promise<Cluster> {
   const database: TestDatabase = await createDatabase();
   const prefix = randomPrefix('cluster');
   const manifests = mkdtempSync(join(tmpdir(), 'toolgate-cluster-manifests-'));
-  for (const file of PETSHOP_MANIFESTS) copyFileSync(file, join(manifests, basename(file)));
+  for (const file of options.manifestFiles ?? PETSHOP_MANIFESTS)
+    copyFileSync(file, join(manifests, basename(file)));
   const dirs: string[] = [manifests];
-  const balancerPort = await freePort();
+  const balancerPort = options.balancerPort ?? (await freePort());
   const env: Record<string, string> = {
     TOOLGATE_DATABASE_URL: database.url,
     TOOLGATE_REDIS_URL: TEST_REDIS_URL,
@@ -46,7 +65,8 @@ export async function startCluster(size: number, apiUrl: string): Promise<Cluste
     TOOLGATE_MANIFESTS_DIR: manifests,
     TOOLGATE_BASE_URL: `http://127.0.0.1:${balancerPort}`,
     TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
-    TOOLGATE_PROVIDER_PETSHOP_BASE_URL: apiUrl,
+    ...(apiUrl === undefined ? {} : { TOOLGATE_PROVIDER_PETSHOP_BASE_URL: apiUrl }),
+    ...options.env,
   };
   const processes: ClusterProcess[] = [];
   const dataDir = (): string => {
@@ -75,6 +95,7 @@ export async function startCluster(size: number, apiUrl: string): Promise<Cluste
     balancer,
     processes,
     env,
+    database,
     cli: (args) => runToolgate(args, { ...env, TOOLGATE_DATA_DIR: cliDir }),
     async close() {
       await balancer.close();
