@@ -7,6 +7,7 @@ import type {
   ToolDescriptor,
 } from '../catalog/types.js';
 import { validateArguments } from './args.js';
+import { trimTool } from './trim.js';
 import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
 import type { Caller } from '../domain.js';
 
@@ -31,11 +32,13 @@ export interface ToolServiceDeps {
 
 const MAX_CACHED_LISTS = 1_000;
 
+// Trimmed for models (tools/trim.ts), once per tool of a catalog version.
 function descriptor(tool: ToolDescriptor): ToolDescriptor {
+  const trimmed = trimTool(tool);
   const out: ToolDescriptor = {
     name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
+    description: trimmed.description,
+    inputSchema: trimmed.inputSchema,
   };
   if (tool.title !== undefined) out.title = tool.title;
   if (tool.outputSchema !== undefined) out.outputSchema = tool.outputSchema;
