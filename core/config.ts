@@ -41,6 +41,12 @@ export interface Config {
   shutdownGraceMs: number;
   /** Dashboard sign-in: failures are counted over this window, and a locked source waits it out. */
   signInWindowMs: number;
+  /**
+   * Callers that do not choose a tool list (`tools=`) get the compact one once their scope sees
+   * more provider tools than this (issue 15). 40: tool choice degrades past 30-50 tools in
+   * published evaluations, Cursor serves at most 40, OpenAI's API refuses more than 128.
+   */
+  compactThreshold: number;
   env: NodeJS.ProcessEnv;
 }
 
@@ -130,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.TOOLGATE_LOG_LEVEL || 'info',
     shutdownGraceMs: integer(env, 'TOOLGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     signInWindowMs: integer(env, 'TOOLGATE_SIGNIN_WINDOW_SECONDS', 900, 1, 86_400) * 1_000,
+    compactThreshold: integer(env, 'TOOLGATE_COMPACT_THRESHOLD', 40, 0, 100_000),
     env,
   };
 }

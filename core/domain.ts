@@ -26,6 +26,15 @@ export function scopeKey(scope: Scope): string {
 /** The stored states SPEC.md names; "no connection" is the absence of a connection. */
 export type ConnectionState = 'connected' | 'reapproval_needed';
 
+/**
+ * Which tools/list a caller is served (issue 15): `full` lists every tool its scope sees;
+ * `compact` lists the system tools with search_tools and call_tool, the same for every scope.
+ */
+export type ToolSurface = 'compact' | 'full';
+
+/** The `tools` query parameter: a surface, or `auto` (absent) for compact above a number of tools. */
+export type SurfaceChoice = ToolSurface | 'auto';
+
 /** Who is calling: the verified key, its client, and the scope the request resolved to. */
 export interface Caller {
   keyId: string;
@@ -36,4 +45,6 @@ export interface Caller {
   /** `scopeKey(scope)`: the map key for per-scope state (sessions, notifications, caches). */
   scopeKey: string;
   mode: ScopeMode;
+  /** The tool list asked for; a 2025 or 2024 session keeps the one it was opened with. */
+  surface: SurfaceChoice;
 }

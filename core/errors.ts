@@ -37,6 +37,11 @@ export const ERRORS = {
     status: 400,
     message: 'user_id and org_id must be 1 to 256 printable characters, without control characters.',
   },
+  TG_ERR_TOOLS_MODE_INVALID: {
+    status: 400,
+    message:
+      'The tools query parameter must be compact or full, given once. Leave it out to let the gateway choose: compact when the scope has many tools.',
+  },
   TG_ERR_HOST_NOT_ALLOWED: {
     status: 403,
     message:

@@ -423,6 +423,11 @@ const InlineTool = Type.Object(
   { ...strict, description: 'A tool described here, for providers without an OpenAPI document.' },
 );
 
+const SynonymWord = Type.String({
+  pattern: '^[a-z0-9]+([ -][a-z0-9]+){0,3}$',
+  description: 'Lowercase word, or a phrase of up to 4 words separated by a space or -.',
+});
+
 const CategorySchema = Type.Object(
   {
     id: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$' }),
@@ -468,6 +473,22 @@ export const ManifestSchema = Type.Object(
       description: 'Every tool falls in exactly one category.',
     }),
     limits: Type.Optional(Type.Object({ note: Type.String({ minLength: 1 }) }, strict)),
+    synonyms: Type.Optional(
+      Type.Array(
+        Type.Array(SynonymWord, {
+          minItems: 2,
+          maxItems: 12,
+          uniqueItems: true,
+          description: 'Words (or short phrases) users say for one another, e.g. [email, mail].',
+        }),
+        {
+          minItems: 1,
+          maxItems: 50,
+          description:
+            "Groups of words search_tools treats as one, where users' words differ from the provider's (e.g. [ticket, issue] for Jira). A group applies to this provider's tools.",
+        },
+      ),
+    ),
     plugin: Type.Optional(
       Type.String({
         pattern: '^[a-z][a-z0-9-]{1,30}$',

@@ -112,6 +112,7 @@ export async function buildProvider(
     categories,
     tools,
     ...(manifest.limits ? { limits: manifest.limits.note } : {}),
+    ...(manifest.synonyms ? { synonyms: manifest.synonyms } : {}),
     contentHash: loaded.contentHash,
     ...(manifest.plugin !== undefined ? { plugin: manifest.plugin } : {}),
     file,

@@ -126,6 +126,11 @@ export interface ProviderEntry {
   tools: CompiledTool[];
   /** Documented provider limits, shown by inspect_provider. */
   limits?: string;
+  /**
+   * Groups of words users say for one another when they look for tools (manifest `synonyms`);
+   * search_tools treats the words of a group as the same word (tools/search.ts).
+   */
+  synonyms?: string[][];
   /** sha256 over the manifest and the documents it references; the compile cache key. */
   contentHash: string;
   /** Id of the code plugin handling custom logic, when any. */

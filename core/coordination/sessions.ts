@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Scope } from '../domain.js';
+import type { Scope, ToolSurface } from '../domain.js';
 
 /**
  * A 2025-era Streamable HTTP or 2024-11-05 SSE session. Deliberately small (a few strings), and
@@ -16,6 +16,8 @@ export interface SessionRecord {
   protocolVersion: string | undefined;
   /** The client declared URL-mode elicitation (2025-11-25 and later): links can be offered that way. */
   elicitUrl: boolean;
+  /** The tool list the session was opened with (`tools=`); absent: chosen by the scope's size. */
+  surface?: ToolSurface;
   /** Milliseconds since the epoch of the last request on this session. */
   lastSeenAt: number;
 }

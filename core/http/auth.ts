@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { keyFromHeaders, type KeyService } from '../auth/key-service.js';
 import { resolveScope } from '../auth/scope.js';
 import { GatewayError } from '../errors.js';
-import { type Caller, scopeKey } from '../domain.js';
+import { type Caller, scopeKey, type SurfaceChoice } from '../domain.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,7 +27,15 @@ export async function authenticate(request: FastifyRequest, keys: KeyService): P
     scope,
     scopeKey: scopeKey(scope),
     mode,
+    surface: surfaceChoice(query.tools),
   };
+}
+
+/** The `tools` query parameter (issue 15): absent is `auto`; anything but one known value is refused. */
+function surfaceChoice(value: unknown): SurfaceChoice {
+  if (value === undefined) return 'auto';
+  if (value === 'compact' || value === 'full') return value;
+  throw new GatewayError('TG_ERR_TOOLS_MODE_INVALID');
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];

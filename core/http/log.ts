@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 
 /** Query parameters that may appear in logs; every other value is replaced (allowlist, not denylist). */
-const LOGGABLE_QUERY = new Set(['user_id', 'org_id', 'sessionId', 'status']);
+const LOGGABLE_QUERY = new Set(['user_id', 'org_id', 'tools', 'sessionId', 'status']);
 /** Path prefixes whose next segment is a bearer token (one-time links). */
 const TOKEN_PATHS = ['/connect/', '/oauth/start/'];
 

@@ -17,7 +17,7 @@ export const DEFAULT_LEGACY_VERSION = '2025-03-26';
 export const SERVER_CAPABILITIES = { tools: { listChanged: true } } as const;
 
 export const INSTRUCTIONS =
-  'Toolgate gives you the tools of many SaaS providers through this one server. Call list_providers to see what can be connected, connect_provider to connect one, inspect_provider to see what a provider can do, and report_problem when something does not work.';
+  "Toolgate gives you the tools of many SaaS providers through this one server. Call list_providers to see what can be connected, connect_provider to connect one, inspect_provider to see what a provider can do, and report_problem when something does not work. When the tool list is compact, search_tools finds any provider's tools and call_tool runs them.";
 
 /** The version a 2025-era initialize is answered with: the client's own when we speak it. */
 export function negotiateLegacyVersion(requested: unknown): string {

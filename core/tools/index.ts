@@ -7,6 +7,7 @@ import type { Store } from '../store/types.js';
 import type { OutboundClient } from '../upstream/outbound.js';
 import type { ProviderClient } from '../upstream/provider-client.js';
 import { providerToolRunner, visibleProviders } from './provider-tools.js';
+import { createCompactTools } from './compact.js';
 import { reportWebhook } from './report-webhook.js';
 import { ToolService } from './service.js';
 import { createSystemTools } from './system.js';
@@ -24,12 +25,20 @@ export interface ToolsDeps {
 
 /**
  * The tools every scope is served: the system tools (reports delivered to
- * TOOLGATE_REPORT_WEBHOOK_URL when set) and the provider tools of the scope's connections.
+ * TOOLGATE_REPORT_WEBHOOK_URL when set), the provider tools of the scope's connections, and
+ * search_tools/call_tool, which the compact list shows instead of the provider tools.
  */
 export function createToolService(deps: ToolsDeps): ToolService {
   const { config, catalog, connections, oauth, log } = deps;
-  return new ToolService({
+  const service: ToolService = new ToolService({
     catalog,
+    // call_tool goes through the service's own tools/call, so there is one way to call a tool.
+    compactTools: createCompactTools({
+      catalog,
+      connections,
+      call: (caller, name, args, context) => service.call(caller, name, args, context),
+    }),
+    compactThreshold: config.compactThreshold,
     systemTools: createSystemTools({
       catalog,
       store: deps.store,
@@ -48,4 +57,5 @@ export function createToolService(deps: ToolsDeps): ToolService {
     visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
     runProviderTool: providerToolRunner(connections, deps.client, oauth),
   });
+  return service;
 }

@@ -26,6 +26,10 @@ export type VisibleProviders = (caller: Caller, catalog: CatalogSnapshot) => Pro
 export interface ToolServiceDeps {
   catalog: { readonly current: CatalogSnapshot };
   systemTools: readonly SystemTool[];
+  /** search_tools and call_tool: listed in compact mode only, callable in both (tools/compact.ts). */
+  compactTools: readonly SystemTool[];
+  /** A caller that asks for no mode gets the compact list above this many provider tools. */
+  compactThreshold: number;
   runProviderTool: ProviderToolRunner;
   visibleProviders: VisibleProviders;
 }
@@ -54,14 +58,18 @@ function descriptor(tool: ToolDescriptor): ToolDescriptor {
  * It is cached as UTF-8 bytes, not as a string: a response built around a cached string is
  * flattened, measured and UTF-8 encoded again on every request (~1 ms for 1,000 tools), while
  * bytes are copied once into the response and written as they are (scripts/bench, tools/list).
+ *
+ * The compact list (issue 15) is the system tools and search_tools/call_tool, whatever the scope
+ * and catalog: encoded once, the same bytes for everyone.
  */
 export class ToolService {
   private readonly lists = new Map<string, Buffer>();
   private listsVersion = -1;
+  private compactList: Buffer | undefined;
   private readonly systemByName: ReadonlyMap<string, SystemTool>;
 
   constructor(private readonly deps: ToolServiceDeps) {
-    this.systemByName = new Map(deps.systemTools.map((t) => [t.name, t]));
+    this.systemByName = new Map([...deps.systemTools, ...deps.compactTools].map((t) => [t.name, t]));
   }
 
   /** The JSON text of the `tools` array this caller sees. */
@@ -69,10 +77,17 @@ export class ToolService {
     return (await this.listBytes(caller)).toString('utf8');
   }
 
-  /** The `tools` array this caller sees, as encoded JSON (cached; never modify the buffer). */
+  /**
+   * The `tools` array this caller sees, as encoded JSON (cached; never modify the buffer): compact
+   * when the caller asked for it, or asked for nothing and its scope sees more provider tools than
+   * the threshold; full otherwise.
+   */
   async listBytes(caller: Caller): Promise<Buffer> {
+    if (caller.surface === 'compact') return this.compact();
     const catalog = this.deps.catalog.current;
     const visible = await this.deps.visibleProviders(caller, catalog);
+    if (caller.surface === 'auto' && this.toolCount(catalog, visible) > this.deps.compactThreshold)
+      return this.compact();
     if (this.listsVersion !== catalog.version) {
       this.lists.clear();
       this.listsVersion = catalog.version;
@@ -91,8 +106,20 @@ export class ToolService {
     return bytes;
   }
 
+  private compact(): Buffer {
+    this.compactList ??= Buffer.from(
+      JSON.stringify([...this.deps.systemTools, ...this.deps.compactTools].map(descriptor)),
+    );
+    return this.compactList;
+  }
+
+  private toolCount(catalog: CatalogSnapshot, visible: readonly string[]): number {
+    return visible.reduce((count, id) => count + (catalog.providers.get(id)?.tools.length ?? 0), 0);
+  }
+
   /**
-   * Calls a tool. Unknown tools and invalid arguments throw ToolCallError (a protocol error);
+   * Calls a tool, whichever list the caller was shown (search_tools and call_tool included).
+   * Unknown tools and invalid arguments throw ToolCallError (a protocol error);
    * everything that goes wrong past that point is a tool result with isError.
    */
   async call(
@@ -112,7 +139,7 @@ export class ToolService {
     if (!tool || !provider) {
       throw new ToolCallError(
         INVALID_PARAMS,
-        `Unknown tool: ${name}. Call tools/list for the tools available, or list_providers to find a provider to connect.`,
+        `Unknown tool: ${name}. Find tools with search_tools or tools/list, or a provider to connect with list_providers.`,
       );
     }
     return this.deps.runProviderTool(

@@ -2,6 +2,7 @@ import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
 import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
+import { categoryMatches } from './search.js';
 import { textResult, type SystemTool } from './types.js';
 import type { Caller } from '../domain.js';
 
@@ -51,22 +52,28 @@ function unknownProvider(id: string): ReturnType<typeof textResult> {
   );
 }
 
-function stateOf(record: ConnectionRecord | undefined): StateWord {
+/** A provider's state in a scope, in the words agents are shown (list_providers, search_tools). */
+export function stateWord(
+  provider: ProviderEntry,
+  record: ConnectionRecord | undefined,
+): StateWord | 'no connection needed' {
+  if (provider.auth.kind === 'none') return 'no connection needed';
   return record ? STATE_WORDS[record.state] : 'no connection';
 }
 
-function describeState(record: ConnectionRecord | undefined): string {
-  const state = stateOf(record);
+function describeState(provider: ProviderEntry, record: ConnectionRecord | undefined): string {
+  const state = stateWord(provider, record);
   return record?.account ? `${state} as ${record.account}` : state;
 }
 
 /** The first sentence of a description, short enough for one line. */
-function oneLine(text: string, max = 110): string {
+export function oneLine(text: string, max = 110): string {
   const first =
     text
       .replace(/\s+/g, ' ')
       .trim()
-      .split(/(?<=[.!?])\s/)[0] ?? '';
+      // Not at an abbreviation's dot: "Finds messages, e.g. from:ana" is one sentence.
+      .split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|etc|vs|cf)\.)\s/)[0] ?? '';
   return first.length > max ? `${first.slice(0, max - 1)}…` : first;
 }
 
@@ -134,8 +141,7 @@ function listProviders(deps: SystemToolDeps): SystemTool {
             query
               .split(/\s+/)
               .every((word) => `${p.id} ${p.displayName} ${p.description}`.toLowerCase().includes(word))) &&
-          (category === '' ||
-            p.categories.some((c) => c.id === category || c.title.toLowerCase() === category)) &&
+          (category === '' || p.categories.some((c) => categoryMatches(c, category))) &&
           (typeof args.connected !== 'boolean' || args.connected === connections.has(p.id)),
       );
       if (deps.catalog.current.providers.size === 0) {
@@ -150,8 +156,7 @@ function listProviders(deps: SystemToolDeps): SystemTool {
       const page = matching.slice(start, start + PAGE_SIZE);
       const connectedCount = matching.filter((p) => connections.has(p.id)).length;
       const lines = page.map((p) => {
-        const state = p.auth.kind === 'none' ? 'no connection needed' : describeState(connections.get(p.id));
-        return `- ${p.id}: ${p.displayName} [${AUTH_WORDS[p.auth.kind]}; ${state}] — ${oneLine(p.description, 160)} Categories: ${p.categories.map((c) => c.title).join(', ')}.`;
+        return `- ${p.id}: ${p.displayName} [${AUTH_WORDS[p.auth.kind]}; ${describeState(p, connections.get(p.id))}] — ${oneLine(p.description, 160)} Categories: ${p.categories.map((c) => c.title).join(', ')}.`;
       });
       const end = start + page.length;
       const next = end < matching.length ? `\nMore providers: call list_providers with cursor "${end}".` : '';
@@ -285,7 +290,7 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
       const lines = [
         `${provider.displayName} (${provider.id}): ${provider.description}`,
         `Connects with: ${AUTH_WORDS[provider.auth.kind]}. Needs: ${connectNeeds(provider)}`,
-        `State here: ${provider.auth.kind === 'none' ? 'no connection needed' : describeState(record)}.`,
+        `State here: ${describeState(provider, record)}.`,
       ];
       if (provider.limits) lines.push(`Limits: ${provider.limits}`);
       if (provider.docsUrl) lines.push(`Docs: ${provider.docsUrl}`);

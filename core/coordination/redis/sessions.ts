@@ -100,11 +100,12 @@ function encode(record: SessionRecord): Record<string, string> {
   };
   // Absent, not an empty string: '' is not "not initialized yet".
   if (record.protocolVersion !== undefined) fields.protocolVersion = record.protocolVersion;
+  if (record.surface !== undefined) fields.surface = record.surface;
   return fields;
 }
 
 function decode(id: string, fields: Record<string, string>): SessionRecord {
-  const { transport, clientId, scope, scopeKey, elicitUrl, lastSeenAt, protocolVersion } = fields;
+  const { transport, clientId, scope, scopeKey, elicitUrl, lastSeenAt, protocolVersion, surface } = fields;
   if (
     (transport !== 'streamable' && transport !== 'sse') ||
     clientId === undefined ||
@@ -122,6 +123,7 @@ function decode(id: string, fields: Record<string, string>): SessionRecord {
     scopeKey,
     protocolVersion,
     elicitUrl: elicitUrl === '1',
+    ...(surface === 'compact' || surface === 'full' ? { surface } : {}),
     lastSeenAt: Number(lastSeenAt),
   };
 }

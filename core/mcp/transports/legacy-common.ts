@@ -92,9 +92,19 @@ export async function newSession(
     scopeKey: caller.scopeKey,
     protocolVersion,
     elicitUrl,
+    ...(caller.surface !== 'auto' ? { surface: caller.surface } : {}),
     lastSeenAt: Date.now(),
   });
   return id;
+}
+
+/**
+ * The caller a session's request acts as: the request's own, with the tool list the session was
+ * opened with (issue 15), whatever `tools` this request's URL says.
+ */
+export function sessionCaller(caller: Caller, session: SessionRecord): Caller {
+  const surface = session.surface ?? 'auto';
+  return surface === caller.surface ? caller : { ...caller, surface };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   messagesOf,
   newSession,
   ownedSession,
+  sessionCaller,
   type LegacyDeps,
 } from './legacy-common.js';
 import {
@@ -85,7 +86,8 @@ export class LegacySseTransport implements Transport {
       });
       this.deps.streams.send(session.id, encodeResult(message.id, result));
     } else if (isRequest(message)) {
-      this.deps.streams.send(session.id, rpcText(await answer(this.deps, request, message, caller)));
+      const served = sessionCaller(caller, session);
+      this.deps.streams.send(session.id, rpcText(await answer(this.deps, request, message, served)));
     }
     return reply;
   }

@@ -12,6 +12,7 @@ import {
   messagesOf,
   newSession,
   ownedSession,
+  sessionCaller,
   type LegacyDeps,
 } from './legacy-common.js';
 import type { McpExchange, Transport } from './transport.js';
@@ -85,7 +86,8 @@ export class StreamableTransport implements Transport {
     const requests = messages.filter(isRequest);
     if (requests.length === 0) return reply.code(202).send();
     const context = session?.elicitUrl ? this.elicitation(session.id) : {};
-    const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, caller, context)));
+    const served = session ? sessionCaller(caller, session) : caller;
+    const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, served, context)));
     if (acceptsJson(request)) {
       return sendRpc(
         reply,

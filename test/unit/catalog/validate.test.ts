@@ -58,7 +58,7 @@ describe('manifest validation', () => {
       'acme.yaml:2:1  TG_MANIFEST_MISSING_KEY  display_name  missing required key "display_name"; add it',
       'acme.yaml:4:1  TG_MANIFEST_UNKNOWN_KEY  display_nam  unknown key "display_nam" (did you mean "display_name"?); remove it; ' +
         'allowed here: schema_version, id, display_name, description, docs_url, logo_url, auth, connection_fields, api, verify, ' +
-        'identity, openapi, tools, categories, limits, plugin',
+        'identity, openapi, tools, categories, limits, synonyms, plugin',
     ]);
   });
 

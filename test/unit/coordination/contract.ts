@@ -381,6 +381,13 @@ export function describeCoordinationContract(
         expect(await f.one.sessions.get('shared')).toBeUndefined();
         expect(await f.one.sessions.count()).toBe(0);
       });
+
+      it('keeps the tool list a session was opened with (issue 15), in every process', async () => {
+        await f.one.sessions.create(session('compact', { surface: 'compact' }));
+        await f.one.sessions.create(session('auto'));
+        expect(await f.two.sessions.get('compact')).toEqual(session('compact', { surface: 'compact' }));
+        expect(await f.two.sessions.get('auto')).toEqual(session('auto'));
+      });
     });
 
     describe('the process directory', () => {
