@@ -2,8 +2,9 @@
  * Toolgate under test, in its own process (started by run.ts with `--expose-gc` and an IPC channel).
  * It is the production composition root (Gateway.create with every plugin, logging at info to
  * stdout) plus a few commands over IPC that only this bench process answers: heap after GC, key
- * creation, catalog reload timing, CPU profiling, exit. Nothing here is reachable over HTTP: the gateway gains no
- * endpoint that exposes its internals.
+ * creation, connections stored without a provider to check them, catalog reload timing, CPU
+ * profiling, exit. Nothing here is reachable over HTTP: the gateway gains no endpoint that exposes
+ * its internals.
  *
  * Settings come from the environment (TOOLGATE_*), like `toolgate serve`.
  */
@@ -80,6 +81,20 @@ async function main(): Promise<void> {
         case 'key': {
           const { key } = await gateway.keys.create(raw.client, raw.keyType);
           return key;
+        }
+        case 'connect': {
+          const client = await gateway.store.keys.findClient(raw.client);
+          if (!client) throw new Error(`no client ${raw.client}: create its key first`);
+          const scope = { clientId: client.id, orgId: null, userId: raw.userId };
+          const ids = raw.providers === 'all' ? [...gateway.catalog.current.providers.keys()] : raw.providers;
+          for (const id of ids)
+            await gateway.connections.store(
+              scope,
+              id,
+              { credentials: { api_key: 'bench' }, fields: {} },
+              null,
+            );
+          return ids;
         }
         case 'reload': {
           const started = performance.now();

@@ -12,11 +12,13 @@
  * and the peer), tools/list (10, 300, 1,000 tools), sessions (idle 2025 sessions, listen streams,
  * heap growth over many calls on one session), cluster (tools/call on PostgreSQL + Redis with one
  * and two gateway processes, as ratios to SQLite in one process), catalog (GitHub's description
- * cold, the bundled catalog's start and unchanged reload). Targets are those of the benchmark issues.
+ * cold, the bundled catalog's start and unchanged reload), context (what tools/list costs a model
+ * in tokens, per scope and on the compact surface; tool search latency and recall). Targets are
+ * those of the benchmark issues.
  *
  * Options:
  *   --quick              shorter windows and fewer rounds
- *   --only=a,b           sections: call, list, sessions, cluster, catalog
+ *   --only=a,b           sections: call, list, sessions, cluster, catalog, context
  *   --rounds=N           interleaved rounds of tools/call, cluster and tools/list (default 2 quick, 5 full)
  *   --out=FILE           where to write the results (a full run writes scripts/bench/results.json)
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
@@ -45,8 +47,14 @@ import {
 } from './lib/fixtures.js';
 import { buildChildren } from './lib/build.js';
 import { createSharedStore, sharedStoreMissing } from './lib/cluster.js';
+import {
+  formatMisses,
+  RECALL_AT,
+  RECALL_TARGET,
+  REQUESTS_FILE,
+} from '../../test/fixtures/retrieval/recall.js';
 import { freePort } from '../../test/helpers/ports.js';
-import type { CatalogProbe } from './lib/ipc.js';
+import type { CatalogProbe, SearchProbe } from './lib/ipc.js';
 import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
 import {
   DEFAULT_PEER_DIR,
@@ -67,7 +75,15 @@ import {
   TASKSET,
   type Spawned,
 } from './lib/proc.js';
-import { Metrics, metricsTable, round, table, writeResults } from './lib/report.js';
+import {
+  Metrics,
+  metricsTable,
+  round,
+  table,
+  writeResults,
+  type Target as MetricTarget,
+} from './lib/report.js';
+import { ENCODINGS, listCost, type Encoding, type ListCost } from './lib/tokens.js';
 import {
   directTarget,
   floorTarget,
@@ -78,6 +94,7 @@ import {
   modernBody,
   modernCall,
   modernHeaders,
+  modernList,
   MODERN,
   modernTarget,
   openLegacySession,
@@ -89,7 +106,7 @@ const option = (name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const QUICK = args.includes('--quick');
 const PROFILE = args.includes('--profile');
-const SECTIONS = new Set((option('only') ?? 'call,list,sessions,cluster,catalog').split(','));
+const SECTIONS = new Set((option('only') ?? 'call,list,sessions,cluster,catalog,context').split(','));
 const FULL_RUN = !QUICK && !PROFILE && option('only') === undefined && option('baseline') === undefined;
 const OUT = option('out') ?? (FULL_RUN ? join(REPO, 'scripts/bench/results.json') : undefined);
 
@@ -113,6 +130,8 @@ const SESSIONS = QUICK
   ? { idle: 300, listen: 50, calls: 10_000 }
   : { idle: 1_000, listen: 200, calls: 100_000 };
 const CATALOG_REPEATS = QUICK ? 1 : 3;
+/** Passes of the retrieval set's requests over each catalog when timing tool search. */
+const SEARCH_PASSES = QUICK ? 5 : 30;
 const RELOAD_REPEATS = 10;
 const CLIENTS = [1, 32] as const;
 
@@ -879,11 +898,28 @@ async function cluster(servers: Servers, work: string, metrics: Metrics): Promis
   }
 }
 
-function probeCatalog(dir: string): CatalogProbe {
-  const [command, argv] = pinned(SERVER_CORE, process.execPath, [child('catalog.ts'), dir]);
-  const result = spawnSync(command, argv, { cwd: REPO, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`catalog probe failed: ${result.stderr}`);
-  return JSON.parse(result.stdout.trim().split('\n').pop()!) as CatalogProbe;
+/** Runs a probe child (catalog.ts, context.ts) pinned to the server's core; its last line of output. */
+function probe<T>(entry: string, argv: string[]): T {
+  const [command, args] = pinned(SERVER_CORE, process.execPath, [child(entry), ...argv]);
+  const result = spawnSync(command, args, { cwd: REPO, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${entry} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop()!) as T;
+}
+
+/** A gateway child serving the bundled catalog, on a fresh data dir, no keys or connections yet. */
+function startBundledGateway(dataDir: string): Promise<GatewayChild> {
+  return GatewayChild.start(
+    SERVER_CORE,
+    child('gateway.ts'),
+    {
+      ...process.env,
+      TOOLGATE_DATA_DIR: dataDir,
+      TOOLGATE_MANIFESTS_DIR: BUNDLED_DIR,
+      TOOLGATE_HOST: '127.0.0.1',
+      TOOLGATE_PORT: '0',
+    },
+    { logFile: gatewayLog(join(dataDir, 'gateway.log')) },
+  );
 }
 
 async function catalog(work: string, metrics: Metrics): Promise<Record<string, unknown>> {
@@ -895,7 +931,7 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
     ['bundled', 'bundled catalog (18 providers)', BUNDLED_DIR, undefined],
   ] as const) {
     log(`catalog: ${label}, cold, ${CATALOG_REPEATS}×`);
-    const probes = Array.from({ length: CATALOG_REPEATS }, () => probeCatalog(dir));
+    const probes = Array.from({ length: CATALOG_REPEATS }, () => probe<CatalogProbe>('catalog.ts', [dir]));
     const ms = median(probes.map((p) => p.ms));
     const peak = median(probes.map((p) => p.rssPeak));
     const added = median(probes.map((p) => p.rssPeak - p.rssBefore));
@@ -919,19 +955,7 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
   const starts: number[] = [];
   const reloads: number[] = [];
   for (let i = 0; i < CATALOG_REPEATS; i++) {
-    const dataDir = mkdtempSync(join(work, 'start-'));
-    const gateway = await GatewayChild.start(
-      SERVER_CORE,
-      child('gateway.ts'),
-      {
-        ...process.env,
-        TOOLGATE_DATA_DIR: dataDir,
-        TOOLGATE_MANIFESTS_DIR: BUNDLED_DIR,
-        TOOLGATE_HOST: '127.0.0.1',
-        TOOLGATE_PORT: '0',
-      },
-      { logFile: gatewayLog(join(dataDir, 'gateway.log')) },
-    );
+    const gateway = await startBundledGateway(mkdtempSync(join(work, 'start-')));
     try {
       starts.push(gateway.ready.createMs + gateway.ready.listenMs);
       details.bundled_start = {
@@ -961,6 +985,211 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
     value: 50,
   });
   return details;
+}
+
+interface ContextSection {
+  /** Rows of the tokens table: one per scope. */
+  rows: string[][];
+  details: Record<string, unknown>;
+}
+
+/** The encodings' short names, as the metric ids carry them. */
+const short = (encoding: Encoding): string => encoding.replace(/_base$/, '');
+
+/**
+ * Tool search in a fresh compiled process (context.ts): recall@k of the retrieval set, and
+ * latency over the bundled catalog and a synthetic one of 2,000+ tools.
+ */
+function toolSearch(work: string, metrics: Metrics): SearchProbe {
+  log(`context: tool search, ${SEARCH_PASSES} passes of the retrieval set over each catalog`);
+  const githubAll = writeGithubAll(join(work, 'github-all'));
+  const search = probe<SearchProbe>('context.ts', [
+    BUNDLED_DIR,
+    githubAll,
+    REQUESTS_FILE,
+    String(SEARCH_PASSES),
+  ]);
+  metrics.add(
+    `context.search.recall_at_${RECALL_AT}`,
+    `tool search: recall@${RECALL_AT} over the retrieval set (${search.requests} requests)`,
+    search.recall,
+    '',
+    { op: '>=', value: RECALL_TARGET },
+    `the expected tool among the first ${RECALL_AT} hits on the bundled catalog; ${search.misses.length} misses (details.context.search.misses)`,
+  );
+  for (const [key, label, times] of [
+    ['bundled', 'bundled catalog', search.bundled],
+    ['synthetic', 'synthetic catalog', search.synthetic],
+  ] as const) {
+    const note = `each request of the retrieval set, limit ${RECALL_AT}; median of ${search.passes} passes`;
+    metrics.add(
+      `context.search.${key}.p50_ms`,
+      `tool search, ${label} (${times.tools.toLocaleString('en')} tools): p50`,
+      times.p50,
+      'ms',
+      { op: '<=', value: 2 },
+      note,
+    );
+    metrics.add(
+      `context.search.${key}.p95_ms`,
+      `tool search, ${label}: p95`,
+      times.p95,
+      'ms',
+      undefined,
+      note,
+    );
+    metrics.add(`context.search.${key}.index_ms`, `tool search, ${label}: index build`, times.indexMs, 'ms');
+  }
+  if (search.misses.length > 0)
+    log(`context: search misses (request -> expected, got):\n${formatMisses(search.misses)}`);
+  return search;
+}
+
+/** tools/list of the bundled catalog, costed per scope. */
+interface ListCosts {
+  system: ListCost;
+  /** Each provider alone (with the system tools), by id. */
+  alone: [string, ListCost][];
+  all: ListCost;
+  compact: ListCost;
+  /** Whether a scope with nothing connected gets the same compact list as one with everything. */
+  compactSameForEveryScope: boolean;
+}
+
+/**
+ * What tools/list costs a model, as a client receives it from a gateway serving the bundled
+ * catalog: for a scope with nothing connected (the system tools), each provider alone, all of
+ * them, and the compact surface (`tools=compact`); the other lists are asked for with
+ * `tools=full`, since a scope with many tools gets the compact one by default. Connections are
+ * stored through the bench's IPC channel: listing needs a connection to exist, not to work.
+ */
+async function listCosts(work: string): Promise<ListCosts> {
+  log('context: tools/list of the bundled catalog, per scope');
+  const gateway = await startBundledGateway(mkdtempSync(join(work, 'context-')));
+  const http = pool(gateway.ready.url, 1);
+  try {
+    const client = 'bench-context';
+    const key = await gateway.command<string>({ cmd: 'key', client, keyType: 'client' });
+    const connect = (userId: string, providers: string[] | 'all'): Promise<string[]> =>
+      gateway.command<string[]>({ cmd: 'connect', client, userId, providers });
+    const list = (userId: string, mode: 'full' | 'compact'): Promise<Record<string, unknown>[]> =>
+      modernList(http, key, `?user_id=${userId}&tools=${mode}`);
+    const ids = await connect('all', 'all');
+    const alone: [string, ListCost][] = [];
+    for (const id of ids) {
+      await connect(`only-${id}`, [id]);
+      alone.push([id, listCost(await list(`only-${id}`, 'full'))]);
+    }
+    const system = listCost(await list('none', 'full'));
+    const all = listCost(await list('all', 'full'));
+    // Guard the query parameter: lists that ignored it would come out as other surfaces than asked.
+    const expected = alone.reduce((n, [, cost]) => n + cost.tools - system.tools, system.tools);
+    if (all.tools !== expected)
+      throw new Error(`tools=full listed ${all.tools} tools with every provider connected, not ${expected}`);
+    const compact = await list('all', 'compact');
+    if (!compact.some((tool) => tool.name === 'search_tools'))
+      throw new Error('tools=compact listed no search_tools');
+    return {
+      system,
+      alone,
+      all,
+      compact: listCost(compact),
+      compactSameForEveryScope: JSON.stringify(await list('none', 'compact')) === JSON.stringify(compact),
+    };
+  } finally {
+    await http.close();
+    await gateway.exit();
+  }
+}
+
+/** The context section: tool search (recall, latency) and tools/list tokens per scope. */
+async function context(work: string, metrics: Metrics): Promise<ContextSection> {
+  const search = toolSearch(work, metrics);
+  const { system, alone, all, compact, compactSameForEveryScope } = await listCosts(work);
+  // One metric per encoding, the encodings side by side.
+  const byEncoding = (
+    id: string,
+    label: string,
+    unit: string,
+    value: (encoding: Encoding) => number,
+    target?: MetricTarget,
+    note?: string,
+  ): void => {
+    for (const encoding of ENCODINGS) {
+      const e = short(encoding);
+      metrics.add(`context.${id}_${e}`, `${label}, ${e}`, value(encoding), unit, target, note);
+    }
+  };
+  byEncoding(
+    'system.tokens',
+    `tools/list, system tools only (${system.tools})`,
+    'tokens',
+    (e) => system.tokens[e],
+  );
+  const allLabel = `all ${alone.length} providers`;
+  byEncoding('all.tokens', `tools/list, ${allLabel} (${all.tools} tools)`, 'tokens', (e) => all.tokens[e]);
+  const api = `${allLabel}, name + description + inputSchema`;
+  byEncoding('all.api_tokens', api, 'tokens', (e) => all.apiTokens[e]);
+  byEncoding(
+    'all.api_tokens_per_tool',
+    `${api} per tool`,
+    'tokens',
+    (e) => all.apiTokens[e] / all.tools,
+    { op: '<=', value: 150 },
+    "what model APIs take of a tool; issue 15's target for the trimmed full list",
+  );
+  byEncoding(
+    'provider.median_tokens',
+    `tools/list, one provider: median of ${alone.length}`,
+    'tokens',
+    (e) => median(alone.map(([, cost]) => cost.tokens[e])),
+    undefined,
+    'system tools included; every provider in the context table and details.context.scopes',
+  );
+  const [largest, largestCost] = alone.reduce((a, b) =>
+    b[1].tokens[ENCODINGS[0]] > a[1].tokens[ENCODINGS[0]] ? b : a,
+  );
+  byEncoding(
+    'provider.max_tokens',
+    `tools/list, one provider: largest (${largest})`,
+    'tokens',
+    (e) => largestCost.tokens[e],
+  );
+  byEncoding(
+    'compact.tokens',
+    `tools/list, compact surface (${compact.tools} tools)`,
+    'tokens',
+    (e) => compact.tokens[e],
+    { op: '<=', value: 3000 },
+  );
+  byEncoding(
+    'compact.ratio_all',
+    `compact ÷ ${allLabel}' full list`,
+    '×',
+    (e) => compact.tokens[e] / all.tokens[e],
+  );
+  if (!compactSameForEveryScope)
+    log('  ! the compact list differs between a scope with nothing connected and one with everything');
+  const scopes: [string, ListCost][] = [
+    ['system tools only', system],
+    ...alone.map(([id, cost]): [string, ListCost] => [`system + ${id}`, cost]),
+    [`all ${alone.length} providers connected`, all],
+    ['compact surface (tools=compact)', compact],
+  ];
+  return {
+    rows: scopes.map(([scope, cost]) => [
+      scope,
+      String(cost.tools),
+      (cost.bytes / 1024).toFixed(1),
+      ...ENCODINGS.map((encoding) => String(cost.tokens[encoding])),
+      ...ENCODINGS.map((encoding) => String(cost.apiTokens[encoding])),
+    ]),
+    details: {
+      scopes: Object.fromEntries(scopes),
+      compact_same_for_every_scope: compactSameForEveryScope,
+      search,
+    },
+  };
 }
 
 /** --profile: one CPU profile of the Toolgate process per Toolgate load, after a warm-up. */
@@ -1014,6 +1243,7 @@ async function main(): Promise<void> {
   const details: Record<string, unknown> = {};
   let callRows: string[][] = [];
   let clusterSection: CallSection | string | undefined;
+  let contextSection: ContextSection | undefined;
   let peerVersion: string | undefined;
   try {
     if (['call', 'list', 'sessions', 'cluster'].some((section) => SECTIONS.has(section))) {
@@ -1039,6 +1269,10 @@ async function main(): Promise<void> {
       }
     }
     if (SECTIONS.has('catalog')) details.catalog = await catalog(work, metrics);
+    if (SECTIONS.has('context')) {
+      contextSection = await context(work, metrics);
+      details.context = contextSection.details;
+    }
   } finally {
     await cleanUp();
   }
@@ -1057,6 +1291,15 @@ async function main(): Promise<void> {
   else if (clusterSection) {
     callTable('cluster: tools/call on SQLite and on PostgreSQL + Redis', clusterSection.rows);
     process.stdout.write(`${CONTENTION}.\n`);
+  }
+  if (contextSection) {
+    process.stdout.write(
+      '\ncontext: tools/list tokens per scope (the tools array as JSON; api: name + description + inputSchema only)\n',
+    );
+    const encodings = ENCODINGS.map(short);
+    process.stdout.write(
+      `${table(['scope', 'tools', 'KB', ...encodings, ...encodings.map((e) => `api ${e}`)], contextSection.rows)}\n`,
+    );
   }
   process.stdout.write(`\n${metricsTable(metrics)}\n`);
   const missed = [...metrics.all.values()].filter((m) => m.pass === false);
@@ -1078,7 +1321,13 @@ async function main(): Promise<void> {
           ? `server under test on core ${SERVER_CORE}; load generator and upstream on core ${CLIENT_CORE}`
           : 'not pinned (taskset unavailable)',
     },
-    plan: { quick: QUICK, ...PLAN, sessions: SESSIONS, catalog_repeats: CATALOG_REPEATS },
+    plan: {
+      quick: QUICK,
+      ...PLAN,
+      sessions: SESSIONS,
+      catalog_repeats: CATALOG_REPEATS,
+      search_passes: SEARCH_PASSES,
+    },
     baseline: BASELINE ?? null,
     peer: peerVersion
       ? { package: '@ivotoby/openapi-mcp-server', version: peerVersion }

@@ -1,9 +1,15 @@
 import type { KeyType } from '../../../core/domain.js';
-/** The messages between run.ts and its bench-only child processes (gateway.ts, catalog.ts). */
+import type { Miss } from '../../../test/fixtures/retrieval/recall.js';
+/** The messages between run.ts and its bench-only child processes (gateway.ts, catalog.ts, context.ts). */
 
 export type BenchCommand =
   | { id: number; cmd: 'heap' }
   | { id: number; cmd: 'key'; client: string; keyType: KeyType }
+  /**
+   * Stores a connection (placeholder credentials, never checked) to each provider, or to every
+   * provider of the catalog, for the user `userId` of the named client; answers the provider ids.
+   */
+  | { id: number; cmd: 'connect'; client: string; userId: string; providers: string[] | 'all' }
   | { id: number; cmd: 'reload' }
   | { id: number; cmd: 'sessions' }
   | { id: number; cmd: 'profile-start' }
@@ -48,4 +54,26 @@ export interface CatalogProbe {
   rssBefore: number;
   rssPeak: number;
   heapUsedAfter: number;
+}
+
+/** Tool search timed over one catalog (context.ts). Milliseconds. */
+export interface SearchTimes {
+  tools: number;
+  /** Building the index (ToolIndex.of on a fresh snapshot). */
+  indexMs: number;
+  /** Medians over the passes of each pass's p50 and p95 over the retrieval set's requests. */
+  p50: number;
+  p95: number;
+}
+
+/** What context.ts reports: search latency over the bundled and a synthetic catalog, and recall. */
+export interface SearchProbe {
+  type: 'search';
+  requests: number;
+  passes: number;
+  bundled: SearchTimes;
+  synthetic: SearchTimes;
+  /** recall@k of the retrieval set over the bundled catalog, and its misses. */
+  recall: number;
+  misses: Miss[];
 }

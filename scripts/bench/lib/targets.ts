@@ -251,3 +251,24 @@ export async function modernCall(
   if (text.includes('"isError":true') || text.includes('"error":')) throw new Error(`${name}: ${text}`);
   return text;
 }
+
+/** tools/list over 2026-07-28 outside the measurement: the tools of every page, in order. */
+export async function modernList(http: Pool, key: string, query: string): Promise<Record<string, unknown>[]> {
+  const tools: Record<string, unknown>[] = [];
+  let cursor: string | undefined;
+  do {
+    const response = await http.request({
+      method: 'POST',
+      path: `/mcp/${query}`,
+      headers: modernHeaders(key, 'tools/list'),
+      body: modernBody(`list-${tools.length}`, 'tools/list', cursor === undefined ? {} : { cursor }),
+    });
+    const text = await expectStatus(response, 200, 'tools/list');
+    const page = (JSON.parse(text) as { result?: { tools?: Record<string, unknown>[]; nextCursor?: string } })
+      .result;
+    if (!page?.tools) throw new Error(`tools/list ${query}: ${text.slice(0, 300)}`);
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
