@@ -1,18 +1,20 @@
 import { GatewayError } from '../errors.js';
 import type { KeyType, Scope, ScopeMode } from '../domain.js';
 
+/** In characters (Unicode code points, as README says), not UTF-16 units: 256 emoji fit. */
 const MAX_IDENTIFIER = 256;
 // C0, DEL, C1 controls and the Unicode line/paragraph separators: never part of an identifier.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// A lone surrogate is no character at all, and would be stored as U+FFFD, alike for every one.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|\p{Cs}/u;
+
+/** Code points, counted only past the length where UTF-16 units could overstate them. */
+function tooLong(value: string): boolean {
+  return value.length > MAX_IDENTIFIER && [...value].length > MAX_IDENTIFIER;
+}
 
 function identifier(value: unknown): string | null {
   if (value === undefined) return null;
-  if (
-    typeof value !== 'string' ||
-    value.length === 0 ||
-    value.length > MAX_IDENTIFIER ||
-    CONTROL.test(value)
-  ) {
+  if (typeof value !== 'string' || value.length === 0 || tooLong(value) || CONTROL.test(value)) {
     throw new GatewayError('TG_ERR_IDENTIFIER_INVALID');
   }
   return value;

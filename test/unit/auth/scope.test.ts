@@ -38,10 +38,28 @@ describe('scope resolution (SPEC.md, Identifier resolution)', () => {
   });
 
   it('refuses repeated, empty, over-long and control-character identifiers', () => {
-    for (const bad of [['a', 'b'], '', 'x'.repeat(257), 'a\u0000b', 'a\u007fb', 'a\u2028b']) {
+    const emoji = '\u{1F600}';
+    for (const bad of [
+      ['a', 'b'],
+      '',
+      'x'.repeat(257),
+      emoji.repeat(257),
+      'a\u0000b',
+      'a\u007fb',
+      'a\u2028b',
+      'a\ud800b',
+    ]) {
       expect(resolve('platform', { user_id: bad as string })).toBe('TG_ERR_IDENTIFIER_INVALID');
       expect(resolve('platform', { user_id: 'u', org_id: bad as string })).toBe('TG_ERR_IDENTIFIER_INVALID');
     }
+  });
+
+  it('counts an identifier in characters, not UTF-16 units: 256 emoji are one', () => {
+    const emoji = '\u{1F600}'.repeat(256);
+    expect(resolve('platform', { user_id: emoji, org_id: emoji })).toEqual({
+      mode: '3-level',
+      scope: { clientId: ID, orgId: emoji, userId: emoji },
+    });
   });
 
   it('keys the same user_id under different orgs, and org vs no org, apart', () => {
