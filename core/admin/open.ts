@@ -1,5 +1,10 @@
 import type { Config } from '../config.js';
-import { CachedStore, openCoordination, type Coordination } from '../coordination/index.js';
+import {
+  CachedSessionStore,
+  CachedStore,
+  openCoordination,
+  type Coordination,
+} from '../coordination/index.js';
 import { Keyring, loadMasterKey } from '../keyring.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -31,11 +36,25 @@ export async function openCore(
     master.key,
     config.masterKey === undefined ? () => loadMasterKey(config).key : undefined,
   );
-  const coordination = openCoordination({
+  const opened = openCoordination({
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
     onBusError,
   });
+  // Sessions in Redis are read on every POST of a 2025/2024 session: through a cache the bus
+  // keeps true, as the shared store's reads are (in memory they are read in place).
+  const sessions =
+    config.redisUrl === undefined ? undefined : new CachedSessionStore(opened.sessions, opened.bus);
+  const coordination: Coordination = sessions
+    ? {
+        ...opened,
+        sessions,
+        close: () => {
+          sessions.close();
+          return opened.close();
+        },
+      }
+    : opened;
   // SQLite answers from memory while its data_version says nothing changed; a shared database is
   // read through a cache the bus keeps true across processes.
   const store = config.databaseUrl.startsWith('sqlite:')

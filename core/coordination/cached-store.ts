@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { scopeKey, type ConnectionState, type Scope } from '../domain.js';
 import type {
   ApiKeyRecord,
@@ -11,7 +10,7 @@ import type {
   Store,
 } from '../store/types.js';
 import type { Bus } from './bus.js';
-import { ReadCache } from './read-cache.js';
+import { Evictions, ReadCache } from './read-cache.js';
 
 /** Entries per cache: a scope among 10,000 keeps its entries (least recently used go first). */
 const CAPACITY = 20_000;
@@ -40,23 +39,19 @@ export class CachedStore implements Store {
   private readonly keyRecords: ReadCache<ApiKeyRecord>;
   private readonly connectionRecords: ReadCache<ConnectionRecord>;
   private readonly connectionLists: ReadCache<ConnectionRecord[]>;
-  private readonly unsubscribe: () => void;
-  /** Names this process's writes on the bus: it evicted them itself already. */
-  private readonly origin = randomUUID();
+  private readonly evictions: Evictions;
 
   readonly keys: KeyStore;
   readonly connections: ConnectionStore;
 
   constructor(
     private readonly inner: Store,
-    private readonly bus: Bus,
+    bus: Bus,
   ) {
     this.keyRecords = new ReadCache(bus, CAPACITY, TTL_MS);
     this.connectionRecords = new ReadCache(bus, CAPACITY, TTL_MS);
     this.connectionLists = new ReadCache(bus, CAPACITY, TTL_MS);
-    this.unsubscribe = bus.subscribe('store.changed', ({ origin, tags }) => {
-      if (origin !== this.origin) tags.forEach((tag) => this.evict(tag));
-    });
+    this.evictions = new Evictions(bus, (tag) => this.evict(tag));
     this.keys = this.cachedKeys(inner.keys);
     this.connections = this.cachedConnections(inner.connections);
   }
@@ -89,7 +84,7 @@ export class CachedStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.unsubscribe();
+    this.evictions.close();
     await this.inner.close();
   }
 
@@ -105,17 +100,8 @@ export class CachedStore implements Store {
     }
   }
 
-  /**
-   * Runs a write, then evicts `tags` here and on every process, also when the write failed (it
-   * may have committed before its answer was lost).
-   */
-  private async written<T>(tags: string[], write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      tags.forEach((tag) => this.evict(tag));
-      await this.bus.publish({ type: 'store.changed', origin: this.origin, tags });
-    }
+  private written<T>(tags: string[], write: () => Promise<T>): Promise<T> {
+    return this.evictions.after(tags, write);
   }
 
   private cachedKeys(keys: KeyStore): KeyStore {

@@ -9,6 +9,7 @@ import { MemorySessionStore } from './sessions.js';
 export type { Bus, BusErrorHandler, BusEvent } from './bus.js';
 export type { Coordination } from './coordination.js';
 export { CachedStore } from './cached-store.js';
+export { CachedSessionStore } from './cached-sessions.js';
 export { LockTimeoutError, type Lease, type Lock } from './lock.js';
 export { newSessionId, type SessionRecord, type SessionStore } from './sessions.js';
 export type { ProcessDirectory, ProcessRecord } from './processes.js';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Bus } from './bus.js';
 
 interface Entry<V> {
@@ -91,5 +92,43 @@ export class ReadCache<V> {
     const keys = this.byTag.get(tag);
     keys?.delete(key);
     if (keys?.size === 0) this.byTag.delete(tag);
+  }
+}
+
+/**
+ * Evictions across processes, for a cache in front of shared records: a write evicts what it
+ * changed in its own process before it returns, then publishes `store.changed`, on which every
+ * other process evicts the same tags (its own echo is skipped: it evicted already).
+ */
+export class Evictions {
+  /** Names this process's writes on the bus. */
+  private readonly origin = randomUUID();
+  private readonly unsubscribe: () => void;
+
+  /** `evict` is called for each tag a write evicts, in this process or in another. */
+  constructor(
+    private readonly bus: Bus,
+    private readonly evict: (tag: string) => void,
+  ) {
+    this.unsubscribe = bus.subscribe('store.changed', ({ origin, tags }) => {
+      if (origin !== this.origin) tags.forEach(evict);
+    });
+  }
+
+  /**
+   * Runs a write, then evicts `tags` here and on every process, also when the write failed (it
+   * may have committed before its answer was lost).
+   */
+  async after<T>(tags: string[], write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      tags.forEach(this.evict);
+      await this.bus.publish({ type: 'store.changed', origin: this.origin, tags });
+    }
+  }
+
+  close(): void {
+    this.unsubscribe();
   }
 }

@@ -1,14 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryBus } from '../../../core/coordination/bus.js';
+import { CachedSessionStore } from '../../../core/coordination/cached-sessions.js';
 import { CachedStore } from '../../../core/coordination/cached-store.js';
 import { ReadCache } from '../../../core/coordination/read-cache.js';
 import { openRedisCoordination, type RedisCoordination } from '../../../core/coordination/redis/index.js';
+import type { SessionRecord } from '../../../core/coordination/sessions.js';
 import type { Scope } from '../../../core/domain.js';
 import { PostgresStore } from '../../../core/store/postgres/index.js';
 import type { NewConnection } from '../../../core/store/types.js';
 import { eventually } from '../../helpers/eventually.js';
 import { createDatabase, requirePostgres, type TestDatabase } from '../../helpers/postgres.js';
-import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL } from '../../helpers/redis.js';
+import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL, testRedis } from '../../helpers/redis.js';
 import { tcpRelay, type Relay } from '../../helpers/relay.js';
 
 const FILE = 'test/unit/coordination/cached-store.test.ts';
@@ -184,5 +186,68 @@ describe('CachedStore on PostgreSQL and Redis', () => {
     expect(Object.isFrozen(record)).toBe(true);
     expect(Object.isFrozen(record?.fields)).toBe(true);
     expect(Object.isFrozen(await one.connections.list(SCOPE))).toBe(true);
+  });
+});
+
+describe('CachedSessionStore on Redis', () => {
+  const prefix = randomPrefix('cached-sessions');
+  const opened: RedisCoordination[] = [];
+  const raw = testRedis();
+
+  const process = async (): Promise<{ sessions: CachedSessionStore; bus: RedisCoordination['bus'] }> => {
+    const coordination = openRedisCoordination({ url: TEST_REDIS_URL, prefix, onBusError: () => {} });
+    await coordination.ready();
+    opened.push(coordination);
+    return {
+      sessions: new CachedSessionStore(coordination.sessions, coordination.bus),
+      bus: coordination.bus,
+    };
+  };
+  const heard = (bus: RedisCoordination['bus']): Promise<void> =>
+    new Promise((resolve) => {
+      const off = bus.subscribe('store.changed', () => {
+        off();
+        resolve();
+      });
+    });
+  const session = (id: string): SessionRecord => ({
+    id,
+    transport: 'streamable',
+    clientId: 'cli_1',
+    scope: { clientId: 'cli_1', orgId: null, userId: 'ann' },
+    scopeKey: 'cli_1\u0000\u0000ann',
+    protocolVersion: undefined,
+    elicitUrl: false,
+    lastSeenAt: 1_000,
+  });
+
+  beforeAll(async () => {
+    await raw.connect();
+  });
+  afterAll(async () => {
+    for (const coordination of opened) await coordination.close();
+    raw.disconnect();
+    await deleteKeys(prefix);
+  });
+
+  it('answers a session read from memory, and sees another process change or end it', async () => {
+    const [one, two] = [await process(), await process()];
+    let told = heard(two.bus);
+    await one.sessions.create(session('s1'));
+    await told;
+    expect((await two.sessions.get('s1'))?.protocolVersion).toBeUndefined();
+    // A change behind every cache's back is not seen while the entry lives: it was read from memory.
+    await raw.hset(`${prefix}session:s1`, 'elicitUrl', '1');
+    expect((await two.sessions.get('s1'))?.elicitUrl).toBe(false);
+
+    told = heard(two.bus);
+    await one.sessions.update('s1', { protocolVersion: '2025-06-18' });
+    await told;
+    expect((await two.sessions.get('s1'))?.protocolVersion).toBe('2025-06-18');
+
+    told = heard(two.bus);
+    await one.sessions.delete('s1');
+    await told;
+    expect(await two.sessions.get('s1')).toBeUndefined();
   });
 });

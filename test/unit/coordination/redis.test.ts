@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/eventually.js';
 import type { BusEvent } from '../../../core/coordination/bus.js';
+import type { Coordination } from '../../../core/coordination/coordination.js';
 import { openCoordination } from '../../../core/coordination/index.js';
 import { LockTimeoutError } from '../../../core/coordination/lock.js';
 import {
@@ -14,7 +15,8 @@ import type { SessionRecord } from '../../../core/coordination/sessions.js';
 import { freePort } from '../../helpers/ports.js';
 import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL, testRedis } from '../../helpers/redis.js';
 import { tcpRelay, type Relay } from '../../helpers/relay.js';
-import { describeCoordinationContract } from './contract.js';
+import { describeCoordinationContract, type CoordinationFactory } from './contract.js';
+import { CachedSessionStore } from '../../../core/coordination/cached-sessions.js';
 
 const FILE = 'test/unit/coordination/redis.test.ts';
 /** Every key and channel of this file starts with it; each test has its own prefix under it. */
@@ -50,20 +52,20 @@ afterAll(async () => {
   await deleteKeys(FILE_PREFIX);
 });
 
-describeCoordinationContract(
-  'Redis',
-  async () => {
+/** Two processes (and more) on one Redis; `cached`: their sessions behind the read cache, as the gateway opens them. */
+function redisDeployment(cached: boolean): CoordinationFactory {
+  return async () => {
     const prefix = testPrefix();
     const busErrors: unknown[] = [];
     const opened: RedisCoordination[] = [];
-    const open = (): RedisCoordination => {
-      const coordination = openRedisCoordination({
+    const open = (): Coordination & Pick<RedisCoordination, 'ready'> => {
+      const redis = openRedisCoordination({
         url: TEST_REDIS_URL,
         prefix,
         onBusError: (error) => busErrors.push(error),
       });
-      opened.push(coordination);
-      return coordination;
+      opened.push(redis);
+      return cached ? { ...redis, sessions: new CachedSessionStore(redis.sessions, redis.bus) } : redis;
     };
     const raw = testRedis();
     const [one, two] = [open(), open()];
@@ -82,9 +84,11 @@ describeCoordinationContract(
         raw.disconnect();
       },
     };
-  },
-  'many',
-);
+  };
+}
+
+describeCoordinationContract('Redis', redisDeployment(false), 'many');
+describeCoordinationContract('Redis, sessions behind the read cache', redisDeployment(true), 'many');
 
 describe('the Redis coordination (Redis only)', () => {
   const raw = testRedis();
