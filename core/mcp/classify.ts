@@ -47,6 +47,26 @@ export function plainLegacyRoute(
   return { kind: 'legacy', reason: 'no-claim', ...withVersion(version) };
 }
 
+/** RFC 9110 optional whitespace around a field value, which the SDK strips before comparing. */
+const OWS = /^[ \t]+|[ \t]+$/g;
+
+/**
+ * Whether a 2026-07-28 request carries the standard headers SEP-2243 requires, agreeing with its
+ * body: MCP-Protocol-Version and Mcp-Method on every request (the classifier has already refused
+ * values that disagree with the body), and on tools/call an Mcp-Name equal to `params.name`. The
+ * SDK's entry checks this on the requests it serves, but not as an export, and the lean path
+ * (modern.ts) answers without it; so a request that does not plainly pass goes to the SDK, whose
+ * check refuses it with -32020 (HeaderMismatch, HTTP 400) or, for an Mcp-Name in its Base64 form,
+ * serves it.
+ */
+export function standardHeadersAgree(request: FastifyRequest, method: string, params: unknown): boolean {
+  if (header(request, 'mcp-protocol-version') === undefined || header(request, 'mcp-method') === undefined)
+    return false;
+  if (method !== 'tools/call') return true;
+  const name = (params as { name?: unknown } | undefined)?.name;
+  return typeof name !== 'string' || header(request, 'mcp-name')?.replace(OWS, '') === name;
+}
+
 /** Classifies a POST the way createMcpHandler would (its own exported classifier). */
 export function classify(request: FastifyRequest): InboundClassificationOutcome {
   const version = header(request, 'mcp-protocol-version');

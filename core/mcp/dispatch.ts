@@ -14,8 +14,9 @@ import type { Caller } from '../domain.js';
 /**
  * The lean JSON-RPC path: answers the methods an agent calls all the time (tools/list, tools/call,
  * ping) without building an SDK server per request. The 2025-era sessions and the 2024 SSE
- * transport use it for every request; the 2026-07-28 transport uses it for tools/list and tools/call
- * once the SDK's own classifier has validated the envelope (see modern.ts), and the SDK for the rest.
+ * transport use it for every request; the 2026-07-28 transport uses it for {@link LEAN_METHODS}
+ * once the SDK's own classifier has validated the envelope and headers (see modern.ts), and the
+ * SDK for the rest.
  */
 export type Era = 'legacy' | 'modern';
 
@@ -39,8 +40,31 @@ const LIST_END: Readonly<Record<Era, Buffer>> = {
   modern: Buffer.from(`,${MODERN_LIST_TAIL}}`),
 };
 
-/** The methods this path answers; anything else goes to the SDK (modern) or is not found (legacy). */
-export const LEAN_METHODS = new Set(['tools/list', 'tools/call', 'ping']);
+/**
+ * The empty lists a 2026-07-28 request is served, with the caching hints tools/list has: the
+ * conformance checks expect every list method of the revision answered with `ttlMs`/`cacheScope`,
+ * and the gateway has no prompts or resources of its own (issue 18). 2025-era sessions are not
+ * told of these capabilities in `initialize`, so there they stay method-not-found (see README,
+ * Protocol generations).
+ */
+const MODERN_EMPTY_LISTS: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    'prompts/list': 'prompts',
+    'resources/list': 'resources',
+    'resources/templates/list': 'resourceTemplates',
+  }).map(([method, field]) => [method, `{"${field}":[],${MODERN_LIST_TAIL}}`]),
+);
+
+/**
+ * The 2026-07-28 methods this path answers; anything else goes to the SDK. `ping` is not among
+ * them: the revision removed it, and the SDK answers it 404 with -32601 like any other method the
+ * revision does not define. The legacy transports send every request here.
+ */
+export const LEAN_METHODS: ReadonlySet<string> = new Set([
+  'tools/list',
+  'tools/call',
+  ...MODERN_EMPTY_LISTS.keys(),
+]);
 
 function withTail(objectJson: string, tail: string): string {
   return objectJson === '{}' ? `{${tail}}` : `${objectJson.slice(0, -1)},${tail}}`;
@@ -58,7 +82,8 @@ export async function dispatch(
   try {
     switch (method) {
       case 'ping':
-        return encodeResult(id, era === 'modern' ? withTail('{}', MODERN_RESULT_TAIL) : '{}');
+        // 2025-era only: modern.ts leaves a 2026-07-28 ping to the SDK (see LEAN_METHODS).
+        return encodeResult(id, '{}');
       case 'tools/list':
         // Bytes around cached bytes: one copy per request, no string building or re-encoding.
         return encodeResultBytes(id, [LIST_HEAD, await tools.listBytes(caller), LIST_END[era]]);
@@ -69,8 +94,11 @@ export async function dispatch(
         const result = JSON.stringify(await tools.call(caller, name, params?.arguments, context));
         return encodeResult(id, era === 'modern' ? withTail(result, MODERN_RESULT_TAIL) : result);
       }
-      default:
+      default: {
+        const empty = era === 'modern' ? MODERN_EMPTY_LISTS.get(method) : undefined;
+        if (empty !== undefined) return encodeResult(id, empty);
         return encodeError(id, RPC.METHOD_NOT_FOUND, `Method not found: ${method}`);
+      }
     }
   } catch (error) {
     if (error instanceof ToolCallError) return encodeError(id, error.code, error.message);

@@ -16,6 +16,13 @@ export const DEFAULT_LEGACY_VERSION = '2025-03-26';
 
 export const SERVER_CAPABILITIES = { tools: { listChanged: true } } as const;
 
+/**
+ * What `server/discover` declares: the 2026-07-28 transport also serves the prompt and resource
+ * lists (empty, with caching hints; dispatch.ts), so it declares them, as a server must for the
+ * methods it serves. The 2025-era `initialize` keeps {@link SERVER_CAPABILITIES}.
+ */
+export const MODERN_CAPABILITIES = { ...SERVER_CAPABILITIES, prompts: {}, resources: {} } as const;
+
 export const INSTRUCTIONS =
   "Toolgate gives you the tools of many SaaS providers through this one server. Call list_providers to see what can be connected, connect_provider to connect one, inspect_provider to see what a provider can do, and report_problem when something does not work. When the tool list is compact, search_tools finds any provider's tools and call_tool runs them.";
 

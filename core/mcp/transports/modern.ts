@@ -12,8 +12,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../domain.js';
 import type { ToolService } from '../../tools/service.js';
 import { ToolCallError } from '../../tools/types.js';
+import { standardHeadersAgree } from '../classify.js';
 import { dispatch, LEAN_METHODS } from '../dispatch.js';
-import { INSTRUCTIONS, sendRpc, SERVER_CAPABILITIES, SERVER_INFO } from '../protocol.js';
+import { INSTRUCTIONS, MODERN_CAPABILITIES, RPC, sendRpc, SERVER_INFO } from '../protocol.js';
 import type { StreamHub } from '../streams.js';
 import type { McpExchange, Transport } from './transport.js';
 
@@ -33,6 +34,22 @@ function abortOnDisconnect(reply: FastifyReply): AbortController {
     if (!reply.raw.writableFinished) abort.abort();
   });
   return abort;
+}
+
+// How the SDK words the refusals it reports through `onerror` as plain Errors (its ladder's cells
+// and its media-type check); its other refusals are ProtocolErrors.
+const SDK_REFUSAL = /^(Rejected inbound request|Rejected 2025-era request|Unsupported Media Type)/;
+
+/**
+ * Whether an error the SDK reported is a request it refused as the client's mistake (headers,
+ * envelope, JSON-RPC shape, media type, revision, client capability) rather than a fault of ours:
+ * it reports both through one `onerror`, and a key holder must not be able to flood the error log
+ * with bad requests (issue 18). The refusal is logged at info with its request (`forward`).
+ * test/integration/mcp/protocol-2026.test.ts pins the SDK's wording.
+ */
+function isClientMistake(error: unknown): boolean {
+  if (error instanceof ProtocolError) return error.code !== RPC.INTERNAL_ERROR;
+  return error instanceof Error && SDK_REFUSAL.test(error.message);
 }
 
 function callerOf(authInfo: AuthInfo | undefined): Caller {
@@ -62,14 +79,16 @@ export class ModernTransport implements Transport {
   private createHandler(): McpHttpHandler {
     return createMcpHandler((ctx) => this.server(ctx), {
       legacy: 'reject',
-      onerror: (error) => this.deps.onError(error),
+      onerror: (error) => {
+        if (!isClientMistake(error)) this.deps.onError(error);
+      },
     });
   }
 
   private server(ctx: McpRequestContext): Server {
     const caller = callerOf(ctx.authInfo);
     const server = new Server(SERVER_INFO, {
-      capabilities: SERVER_CAPABILITIES,
+      capabilities: MODERN_CAPABILITIES,
       instructions: INSTRUCTIONS,
       // One validator for every instance: each Server would otherwise build its own Ajv.
       jsonSchemaValidator: this.validator,
@@ -103,14 +122,21 @@ export class ModernTransport implements Transport {
     return this.forward(this.sharedHandler, request, reply, caller);
   }
 
-  /** Serves one classified modern POST. */
+  /**
+   * Serves one classified modern POST: on the lean path when its method is one of LEAN_METHODS and
+   * its standard headers agree with it (anything else about them is the SDK's to refuse).
+   */
   private async serve(
     request: FastifyRequest,
     reply: FastifyReply,
     caller: Caller,
     route: Extract<InboundClassificationOutcome, { kind: 'modern' }>,
   ): Promise<void> {
-    if (route.messageKind === 'request' && LEAN_METHODS.has(route.message.method)) {
+    if (
+      route.messageKind === 'request' &&
+      LEAN_METHODS.has(route.message.method) &&
+      standardHeadersAgree(request, route.message.method, route.message.params)
+    ) {
       const abort = abortOnDisconnect(reply);
       const body = await dispatch(
         {
@@ -160,6 +186,10 @@ export class ModernTransport implements Transport {
       extra: { caller },
     };
     const response = await handler.fetch(webRequest, { authInfo, parsedBody: request.body });
+    if (response.status >= 400 && response.status < 500) {
+      // The SDK refused the request (see isClientMistake): the operator's line, at info.
+      request.log.info({ code: 'TG_ERR_BAD_REQUEST', status: response.status }, 'MCP request refused');
+    }
     void reply.hijack();
     const res = reply.raw;
     res.writeHead(response.status, Object.fromEntries(response.headers));

@@ -1,6 +1,7 @@
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { plainLegacyRoute } from '../../../core/mcp/classify.js';
+import type { FastifyRequest } from 'fastify';
+import { plainLegacyRoute, standardHeadersAgree } from '../../../core/mcp/classify.js';
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -84,5 +85,42 @@ describe('the plain 2025-era route', () => {
     expect(plainLegacyRoute(BODIES[0], '2026-07-28')).toBeUndefined();
     expect(plainLegacyRoute(BODIES[23], undefined)).toBeUndefined();
     expect(plainLegacyRoute(BODIES[8], undefined)).toBeUndefined();
+  });
+});
+
+describe('standardHeadersAgree', () => {
+  const request = (headers: Record<string, string | string[]>) => ({ headers }) as unknown as FastifyRequest;
+  const both = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
+  const call = { name: 'list_providers' };
+
+  it('takes the lean path only when the headers plainly agree with the body', () => {
+    expect(standardHeadersAgree(request({ ...both, 'mcp-name': 'list_providers' }), 'tools/call', call)).toBe(
+      true,
+    );
+    expect(
+      standardHeadersAgree(request({ ...both, 'mcp-name': ' list_providers\t' }), 'tools/call', call),
+    ).toBe(true);
+    expect(standardHeadersAgree(request({ ...both, 'mcp-method': 'tools/list' }), 'tools/list', {})).toBe(
+      true,
+    );
+  });
+
+  it('leaves everything else to the SDK', () => {
+    expect(standardHeadersAgree(request(both), 'tools/call', call)).toBe(false);
+    expect(standardHeadersAgree(request({ ...both, 'mcp-name': 'other' }), 'tools/call', call)).toBe(false);
+    expect(
+      standardHeadersAgree(
+        request({ ...both, 'mcp-name': '=?base64?bGlzdF9wcm92aWRlcnM=?=' }),
+        'tools/call',
+        call,
+      ),
+    ).toBe(false);
+    expect(standardHeadersAgree(request({ 'mcp-method': 'tools/list' }), 'tools/list', {})).toBe(false);
+    expect(standardHeadersAgree(request({ 'mcp-protocol-version': '2026-07-28' }), 'tools/list', {})).toBe(
+      false,
+    );
+    expect(standardHeadersAgree(request({ ...both, 'mcp-method': ['a', 'b'] }), 'tools/list', {})).toBe(
+      false,
+    );
   });
 });
