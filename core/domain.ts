@@ -34,6 +34,7 @@ export type ToolSurface = 'compact' | 'full';
 
 /** The `tools` query parameter: a surface, or `auto` (absent) for compact above a number of tools. */
 export type SurfaceChoice = ToolSurface | 'auto';
+export const SURFACE_CHOICES: readonly SurfaceChoice[] = ['auto', 'compact', 'full'];
 
 /** Who is calling: the verified key, its client, and the scope the request resolved to. */
 export interface Caller {

@@ -3,7 +3,13 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PLUGINS } from '../plugins/index.js';
-import { formatFindings, hasErrors, validateCatalogDir, type CatalogReport } from '../core/catalog/index.js';
+import {
+  CatalogHolder,
+  formatFindings,
+  hasErrors,
+  validateCatalogDir,
+  type CatalogReport,
+} from '../core/catalog/index.js';
 import { adminToken } from '../core/http/admin.js';
 import { PluginRegistry } from '../core/catalog/plugins/registry.js';
 import { hashSecretBinding, KeyService } from '../core/auth/key-service.js';
@@ -11,6 +17,7 @@ import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';
 import { Gateway } from '../core/gateway.js';
 import { mcpServersConfig } from '../core/admin/operations.js';
+import { PolicyOperations, type PolicyView } from '../core/admin/policies.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/admin/password.js';
 import { OAuthApps } from '../core/connections/oauth-apps.js';
 import { rotateMasterKey } from '../core/admin/master-key.js';
@@ -41,6 +48,13 @@ const USAGE = `Usage: toolgate <command>
                                                   client secret is read from standard input or
                                                   TOOLGATE_OAUTH_CLIENT_SECRET, never from the command line
   oauth-app list                                  the OAuth apps, never their secrets
+  policy set CLIENT [--org ORG_ID] [--surface auto|compact|full] [--allow A,B] [--deny C,D]
+                                                  which providers and tools a client (or one of its
+                                                  organizations) exposes, and its default tool list;
+                                                  entries are provider ids or tool names, * at the end
+                                                  matching any suffix (github_*); --allow '' allows all
+  policy show CLIENT [--org ORG_ID]               the policy in force (the default when none is set)
+  policy clear CLIENT [--org ORG_ID]              remove it: every tool, surface auto
   admin set-password                              set the dashboard's admin password, read from standard
                                                   input or TOOLGATE_ADMIN_PASSWORD, never from the command
                                                   line; signs every dashboard session out
@@ -316,6 +330,61 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
   }
 }
 
+/** The catalog the policy entries are checked against: the manifests dir, loaded as the server loads it. */
+async function loadCatalog(config: Config): Promise<CatalogHolder> {
+  const registry = new PluginRegistry();
+  for (const plugin of PLUGINS) registry.register(plugin);
+  const catalog = new CatalogHolder({ dir: config.manifestsDir, registry });
+  await catalog.reload();
+  return catalog;
+}
+
+function policyText(policy: PolicyView, clientName: string): string {
+  const list = (entries: string[] | null, none: string): string =>
+    entries?.length ? entries.join(', ') : none;
+  return (
+    `client ${clientName}${policy.orgId === null ? '' : ` org_id ${policy.orgId}`}` +
+    `${policy.updatedAt === null ? ' (no policy set: the default)' : ` (updated ${policy.updatedAt})`}\n` +
+    `surface: ${policy.surface}\n` +
+    `allow: ${list(policy.allow, 'every tool')}\n` +
+    `deny: ${list(policy.deny, 'nothing')}\n`
+  );
+}
+
+async function policyCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'set' && sub !== 'show' && sub !== 'clear')
+    throw new UsageError(`Unknown policy command: ${sub ?? '(none)'}`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      org: { type: 'string' },
+      ...(sub === 'set'
+        ? { surface: { type: 'string' }, allow: { type: 'string' }, deny: { type: 'string' } }
+        : {}),
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError(`policy ${sub} needs the client name`);
+  const core = await openCore(config);
+  try {
+    const policies = new PolicyOperations({ store: core.store, catalog: await loadCatalog(config) });
+    const owner = await policies.owner(positionals[0], values.org);
+    if (sub === 'clear') {
+      const cleared = await policies.clear(owner);
+      process.stdout.write(cleared ? 'Policy removed: every tool, surface auto.\n' : 'No policy was set.\n');
+      return;
+    }
+    const policy =
+      sub === 'set'
+        ? await policies.set(owner, { surface: values.surface, allow: values.allow, deny: values.deny })
+        : await policies.get(owner);
+    process.stdout.write(policyText(policy, owner.clientName));
+  } finally {
+    await core.close();
+  }
+}
+
 async function adminCommand(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub !== 'set-password') throw new UsageError(`Unknown admin command: ${sub ?? '(none)'}`);
@@ -429,6 +498,8 @@ async function main(argv: string[]): Promise<void> {
       return catalogCommand(config, rest);
     case 'oauth-app':
       return oauthAppCommand(config, rest);
+    case 'policy':
+      return policyCommand(config, rest);
     case 'admin':
       return adminCommand(config, rest);
     case 'store':

@@ -4,6 +4,8 @@ import type { CatalogReport, CatalogSnapshot, Finding, ProviderEntry } from '../
 import { providerSetting, type Config } from '../config.js';
 import type { OAuthApps } from '../connections/oauth-apps.js';
 import { GatewayError } from '../errors.js';
+import { CONTROL, InputError, line } from './input.js';
+import { PolicyOperations } from './policies.js';
 import { MODERN_VERSION, SERVER_INFO } from '../mcp/protocol.js';
 import type {
   ApiKeyRecord,
@@ -15,16 +17,6 @@ import type {
   Store,
 } from '../store/types.js';
 import { KEY_TYPES, type KeyType } from '../domain.js';
-
-/** A refused field of an operator's request: the dashboard shows it beside the field, the API as TG_ERR_INVALID_INPUT. */
-export class InputError extends GatewayError {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super('TG_ERR_INVALID_INPUT', message);
-  }
-}
 
 export interface ClientSummary extends ClientRecord {
   activeKeys: number;
@@ -135,24 +127,6 @@ export function mcpServersConfig(baseUrl: string, key: string, type: KeyType): M
   };
 }
 
-// C0, DEL, C1 controls and the Unicode line separators: never part of a name or identifier.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-
-// A trimmed single-line string of at most `max` characters; '' when absent and `optional`.
-function line(value: unknown, field: string, label: string, max: number, optional = false): string {
-  const text = typeof value === 'string' ? value.trim() : '';
-  if (text === '') {
-    if (optional) return '';
-    throw new InputError(field, `Enter ${label}.`);
-  }
-  if (text.length > max || CONTROL.test(text))
-    throw new InputError(
-      field,
-      `${label[0]!.toUpperCase()}${label.slice(1)} must be one line of at most ${max} characters.`,
-    );
-  return text;
-}
-
 const RECENT_EVENTS = 50;
 
 /**
@@ -174,7 +148,12 @@ export interface AdminDeps {
 }
 
 export class AdminOperations {
-  constructor(private readonly deps: AdminDeps) {}
+  /** Tool policies of clients and organizations (issue 15). */
+  readonly policies: PolicyOperations;
+
+  constructor(private readonly deps: AdminDeps) {
+    this.policies = new PolicyOperations(deps);
+  }
 
   async clients(): Promise<ClientSummary[]> {
     const keys = await this.deps.store.keys.list();

@@ -6,8 +6,10 @@ import type {
   ConnectionStore,
   KeyStore,
   NewConnection,
+  PolicyStore,
   SealedItem,
   Store,
+  ToolPolicyRecord,
 } from '../store/types.js';
 import type { Bus } from './bus.js';
 import { Evictions, ReadCache } from './read-cache.js';
@@ -19,6 +21,8 @@ const TTL_MS = 5_000;
 
 const keyTag = (id: string): string => `key:${id}`;
 const scopeTag = (scope: Scope): string => `scope:${scopeKey(scope)}`;
+// Per client: a client's policy narrows every organization's, so one write evicts them all.
+const policyTag = (clientId: string): string => `policy:${clientId}`;
 
 /** Cached values are shared by every reader: frozen, so a reader cannot change another's. */
 function frozen<T extends object>(record: T): T {
@@ -39,10 +43,13 @@ export class CachedStore implements Store {
   private readonly keyRecords: ReadCache<ApiKeyRecord>;
   private readonly connectionRecords: ReadCache<ConnectionRecord>;
   private readonly connectionLists: ReadCache<ConnectionRecord[]>;
+  /** Absence cached too: most clients have no policy, and every request asks for one. */
+  private readonly policyRecords: ReadCache<{ record: ToolPolicyRecord | undefined }>;
   private readonly evictions: Evictions;
 
   readonly keys: KeyStore;
   readonly connections: ConnectionStore;
+  readonly policies: PolicyStore;
 
   constructor(
     private readonly inner: Store,
@@ -51,9 +58,11 @@ export class CachedStore implements Store {
     this.keyRecords = new ReadCache(bus, CAPACITY, TTL_MS);
     this.connectionRecords = new ReadCache(bus, CAPACITY, TTL_MS);
     this.connectionLists = new ReadCache(bus, CAPACITY, TTL_MS);
+    this.policyRecords = new ReadCache(bus, CAPACITY, TTL_MS);
     this.evictions = new Evictions(bus, (tag) => this.evict(tag));
     this.keys = this.cachedKeys(inner.keys);
     this.connections = this.cachedConnections(inner.connections);
+    this.policies = this.cachedPolicies(inner.policies);
   }
 
   get meta(): Store['meta'] {
@@ -98,6 +107,7 @@ export class CachedStore implements Store {
       this.connectionRecords.evict(tag);
       this.connectionLists.evict(tag);
     }
+    if (tag === '*' || tag.startsWith('policy:')) this.policyRecords.evict(tag);
   }
 
   private written<T>(tags: string[], write: () => Promise<T>): Promise<T> {
@@ -163,6 +173,26 @@ export class CachedStore implements Store {
         connections.addEvent(scope, provider, event, detail),
       count: () => connections.count(),
       listEvents: (limit) => connections.listEvents(limit),
+    };
+  }
+
+  private cachedPolicies(policies: PolicyStore): PolicyStore {
+    return {
+      get: async (clientId, orgId) =>
+        (
+          await this.policyRecords.get(
+            `${clientId}\u0000${orgId ?? ''}`,
+            async () => {
+              const record = await policies.get(clientId, orgId);
+              return Object.freeze({ record: record && frozen(record) });
+            },
+            () => policyTag(clientId),
+          )
+        )?.record,
+      set: (policy) => this.written([policyTag(policy.clientId)], () => policies.set(policy)),
+      delete: (clientId, orgId) =>
+        this.written([policyTag(clientId)], () => policies.delete(clientId, orgId)),
+      list: () => policies.list(),
     };
   }
 }

@@ -129,6 +129,19 @@ export function adminRoutes(app: FastifyInstance, config: Config, ops: AdminOper
         return ops.setOAuthApp(owner, { ...input, provider: request.params.provider });
       });
       admin.get('/connections', () => ops.connections());
+      // A client's policy (org_id absent) or one of its organizations' (issue 15).
+      admin.get<{ Querystring: { client?: string; org_id?: string } }>('/policies', async (request) =>
+        ops.policies.get(await ops.policies.owner(request.query.client, request.query.org_id)),
+      );
+      admin.put('/policies', async (request) => {
+        const input = body(request);
+        return ops.policies.set(await ops.policies.owner(input.client, input.org_id), input);
+      });
+      admin.delete<{ Querystring: { client?: string; org_id?: string } }>('/policies', async (request) => ({
+        cleared: await ops.policies.clear(
+          await ops.policies.owner(request.query.client, request.query.org_id),
+        ),
+      }));
       done();
     },
     { prefix: '/admin' },

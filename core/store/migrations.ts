@@ -147,4 +147,20 @@ CREATE TABLE signin_failures (
 CREATE INDEX signin_failures_created ON signin_failures(created_at);
 `,
   },
+  {
+    version: 5,
+    name: 'tool policies of clients and organizations',
+    sql: `
+CREATE TABLE tool_policies (
+  id TEXT PRIMARY KEY,
+  client_id TEXT NOT NULL REFERENCES clients(id),
+  org_id TEXT NOT NULL,
+  surface TEXT NOT NULL CHECK (surface IN ('auto', 'compact', 'full')),
+  allow_list TEXT,
+  deny_list TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (client_id, org_id)
+);
+`,
+  },
 ];

@@ -1,17 +1,21 @@
-import type { ConnectionState, KeyType, Scope } from '../domain.js';
+import type { ConnectionState, KeyType, Scope, SurfaceChoice } from '../domain.js';
+import { newId } from './ids.js';
 import type {
   ApiKeyRecord,
   Branding,
   ConnectionRecord,
   LinkRecord,
   OAuthAppRecord,
+  NewToolPolicy,
   ReportRecord,
+  ToolPolicyRecord,
 } from './types.js';
 
 /*
  * Rows as every SQL store reads them, and the records they become. The SQLite and PostgreSQL schemas
  * (migrations.ts, postgres/migrations.ts) have the same tables and column names, so the column lists
- * of the record-reading SELECTs and the row -> record mappers live here once and cannot drift apart.
+ * of the record-reading SELECTs, the row -> record mappers (and a write's columns and values where
+ * both stores write alike) live here once and cannot drift apart.
  * Only SQL without parameters (placeholders differ: `?` in SQLite, `$1` in PostgreSQL), and no
  * driver import: postgres/ must not load better-sqlite3, nor sqlite/ pg.
  */
@@ -164,4 +168,44 @@ export function oauthAppRecord(row: OAuthAppRow): OAuthAppRecord {
     createdAt: row.created_at,
     supersededAt: row.superseded_at,
   };
+}
+
+export interface ToolPolicyRow {
+  client_id: string;
+  org_id: string;
+  surface: SurfaceChoice;
+  allow_list: string | null;
+  deny_list: string;
+  updated_at: string;
+}
+
+export function toolPolicyRecord(row: ToolPolicyRow): ToolPolicyRecord {
+  return {
+    clientId: row.client_id,
+    orgId: row.org_id || null,
+    surface: row.surface,
+    allow: row.allow_list === null ? null : (JSON.parse(row.allow_list) as string[]),
+    deny: JSON.parse(row.deny_list) as string[],
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The columns {@link toolPolicyValues} fills, in its order. */
+export const TOOL_POLICY_COLUMNS = 'id, client_id, org_id, surface, allow_list, deny_list, updated_at';
+
+/** Ends the INSERT of a tool policy: a policy of the same client and organization is replaced whole. */
+export const TOOL_POLICY_REPLACE = `ON CONFLICT (client_id, org_id) DO UPDATE SET surface = excluded.surface,
+  allow_list = excluded.allow_list, deny_list = excluded.deny_list, updated_at = excluded.updated_at`;
+
+/** A new tool policy row's values, in {@link TOOL_POLICY_COLUMNS} order ('' org_id: the client's own). */
+export function toolPolicyValues(policy: NewToolPolicy): (string | null)[] {
+  return [
+    newId('pol'),
+    policy.clientId,
+    policy.orgId ?? '',
+    policy.surface,
+    policy.allow === null ? null : JSON.stringify(policy.allow),
+    JSON.stringify(policy.deny),
+    new Date().toISOString(),
+  ];
 }

@@ -105,6 +105,11 @@ const TABLES: readonly Table[] = [
     expires: true,
   },
   { name: 'signin_failures', key: 'id', columns: 'id, source, created_at' },
+  {
+    name: 'tool_policies',
+    key: 'id',
+    columns: 'id, client_id, org_id, surface, allow_list, deny_list, updated_at',
+  },
 ];
 
 /** A row as both drivers read it: TEXT as strings, INTEGER as numbers. */

@@ -1,4 +1,4 @@
-import type { ConnectionState, KeyType, Scope } from '../domain.js';
+import type { ConnectionState, KeyType, Scope, SurfaceChoice } from '../domain.js';
 
 /**
  * The storage ports: one per aggregate, gathered in {@link Store}. store/index.ts picks the
@@ -167,6 +167,24 @@ export interface ConnectionEventRecord {
   createdAt: string;
 }
 
+/**
+ * Which tools a client, or one organization of a client, exposes (issue 15). Entries of `allow` and
+ * `deny` are provider ids or tool names, `*` at the end matching any suffix (tools/policy.ts).
+ */
+export interface ToolPolicyRecord {
+  clientId: string;
+  /** null: the client's own policy; otherwise the policy of this organization of the client. */
+  orgId: string | null;
+  /** The tool list served when a request asks for none; `auto` defers (to the client, then the threshold). */
+  surface: SurfaceChoice;
+  /** null: every tool not denied. */
+  allow: string[] | null;
+  deny: string[];
+  updatedAt: string;
+}
+
+export type NewToolPolicy = Omit<ToolPolicyRecord, 'updatedAt'>;
+
 /** Settings of the deployment itself (bootstrap markers). */
 export interface MetaStore {
   get(key: string): Promise<string | undefined>;
@@ -281,6 +299,21 @@ export interface OAuthAppStore {
   list(): Promise<OAuthAppRecord[]>;
 }
 
+/** Tool policies of clients and organizations (issue 15). */
+export interface PolicyStore {
+  /**
+   * The policy of a client (`orgId` null) or of one of its organizations. Asked on every request, so
+   * a deployment of several processes answers it from its read cache (coordination/cached-store.ts).
+   */
+  get(clientId: string, orgId: string | null): Promise<ToolPolicyRecord | undefined>;
+  /** Inserts the policy, or replaces the one of the same client and organization whole. */
+  set(policy: NewToolPolicy): Promise<void>;
+  /** Deletes the policy; false when there was none. */
+  delete(clientId: string, orgId: string | null): Promise<boolean>;
+  /** Every policy, by client id then organization (the client's own first). */
+  list(): Promise<ToolPolicyRecord[]>;
+}
+
 /** The operator dashboard: the admin password, sign-in sessions and failed sign-ins. */
 export interface DashboardStore {
   /** The admin's password hash (see admin/password.ts), if one was set. */
@@ -324,4 +357,5 @@ export interface Store {
   readonly links: LinkStore;
   readonly oauthApps: OAuthAppStore;
   readonly dashboard: DashboardStore;
+  readonly policies: PolicyStore;
 }

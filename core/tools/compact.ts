@@ -7,6 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogSnapshot, JsonSchema } from '../catalog/types.js';
 import type { ConnectionService } from '../connections/service.js';
+import type { VisibilityOf } from './policy.js';
 import { DEFAULT_LIMIT, SearchFilterError, ToolIndex, type SearchHit } from './search.js';
 import { oneLine, stateWord } from './system.js';
 import { trimTool } from './trim.js';
@@ -24,6 +25,8 @@ export type CallTool = (
 export interface CompactToolDeps {
   catalog: { readonly current: CatalogSnapshot };
   connections: ConnectionService;
+  /** The caller's tool policy: search_tools finds only the tools it shows (call_tool: ToolService). */
+  visibility: VisibilityOf;
   call: CallTool;
 }
 
@@ -155,9 +158,11 @@ function searchTools(deps: CompactToolDeps): SystemTool {
     annotations: { readOnlyHint: true, openWorldHint: false },
     async handler(args, { caller }) {
       const query = args.query as string;
+      const visibility = await deps.visibility(caller);
       let hits: SearchHit[];
       try {
         hits = ToolIndex.of(deps.catalog.current).search(query, {
+          shows: (tool) => visibility.shows(tool),
           ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),
           ...(typeof args.category === 'string' ? { category: args.category } : {}),
           limit: args.limit as number,

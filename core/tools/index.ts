@@ -8,6 +8,7 @@ import type { OutboundClient } from '../upstream/outbound.js';
 import type { ProviderClient } from '../upstream/provider-client.js';
 import { providerToolRunner, visibleProviders } from './provider-tools.js';
 import { createCompactTools } from './compact.js';
+import { visibilityOf, type VisibilityOf } from './policy.js';
 import { reportWebhook } from './report-webhook.js';
 import { ToolService } from './service.js';
 import { createSystemTools } from './system.js';
@@ -30,12 +31,14 @@ export interface ToolsDeps {
  */
 export function createToolService(deps: ToolsDeps): ToolService {
   const { config, catalog, connections, oauth, log } = deps;
+  const visibility: VisibilityOf = (caller) => visibilityOf(deps.store.policies, caller.scope);
   const service: ToolService = new ToolService({
     catalog,
     // call_tool goes through the service's own tools/call, so there is one way to call a tool.
     compactTools: createCompactTools({
       catalog,
       connections,
+      visibility,
       call: (caller, name, args, context) => service.call(caller, name, args, context),
     }),
     compactThreshold: config.compactThreshold,
@@ -44,6 +47,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
       store: deps.store,
       connections,
       oauth,
+      visibility,
       baseUrl: config.baseUrl,
       ...(config.reportWebhookUrl
         ? { reportSink: reportWebhook(deps.outbound, config.reportWebhookUrl) }
@@ -54,6 +58,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
           'report webhook failed',
         ),
     }),
+    visibility,
     visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
     runProviderTool: providerToolRunner(connections, deps.client, oauth),
   });

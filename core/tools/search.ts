@@ -28,6 +28,11 @@ export interface SearchOptions {
   category?: string;
   /** At most this many hits (default 8). */
   limit?: number;
+  /**
+   * Only tools this lets through (the caller's tool policy, tools/policy.ts); a provider none of
+   * whose tools it lets through is, to the filters, not in the catalog.
+   */
+  shows?: (tool: CompiledTool) => boolean;
 }
 
 /** A search filter naming no provider or category of the catalog; the message lists the valid ones. */
@@ -305,17 +310,20 @@ export class ToolIndex {
       .map((result) => ({ ...this.entries[result.id as number]!, score: result.score }));
   }
 
-  /** The filter `options` ask for, once checked against the catalog. */
+  /** The filter `options` ask for, once checked against the catalog (as the caller may see it). */
   private filter(options: SearchOptions): ((entry: Entry) => boolean) | undefined {
-    const { provider: providerId, category } = options;
-    if (providerId === undefined && category === undefined) return undefined;
-    const provider = providerId === undefined ? undefined : this.snapshot.providers.get(providerId);
+    const { provider: providerId, category, shows } = options;
+    if (providerId === undefined && category === undefined && shows === undefined) return undefined;
+    const seen = [...this.snapshot.providers.values()].filter(
+      (p) => shows === undefined || p.tools.some(shows),
+    );
+    const provider = providerId === undefined ? undefined : seen.find((p) => p.id === providerId);
     if (providerId !== undefined && !provider) {
       throw new SearchFilterError(
-        `No provider "${providerId}" in this gateway. Valid providers: ${[...this.snapshot.providers.keys()].join(', ')}.`,
+        `No provider "${providerId}" in this gateway. Valid providers: ${seen.map((p) => p.id).join(', ')}.`,
       );
     }
-    const among = provider ? [provider] : [...this.snapshot.providers.values()];
+    const among = provider ? [provider] : seen;
     if (
       category !== undefined &&
       !among.some((p) => p.categories.some((c) => categoryMatches(c, category)))
@@ -328,6 +336,7 @@ export class ToolIndex {
       );
     }
     return (entry) =>
+      (shows === undefined || shows(entry.tool)) &&
       (provider === undefined || entry.provider === provider) &&
       (category === undefined ||
         entry.provider.categories.some((c) => c.id === entry.tool.category && categoryMatches(c, category)));

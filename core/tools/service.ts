@@ -7,6 +7,7 @@ import type {
   ToolDescriptor,
 } from '../catalog/types.js';
 import { validateArguments } from './args.js';
+import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
 import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
 import type { Caller } from '../domain.js';
@@ -32,6 +33,8 @@ export interface ToolServiceDeps {
   compactThreshold: number;
   runProviderTool: ProviderToolRunner;
   visibleProviders: VisibleProviders;
+  /** The caller's tool policy: what it hides is neither listed nor callable; its default surface. */
+  visibility: VisibilityOf;
 }
 
 const MAX_CACHED_LISTS = 1_000;
@@ -78,27 +81,29 @@ export class ToolService {
   }
 
   /**
-   * The `tools` array this caller sees, as encoded JSON (cached; never modify the buffer): compact
-   * when the caller asked for it, or asked for nothing and its scope sees more provider tools than
-   * the threshold; full otherwise.
+   * The `tools` array this caller sees, as encoded JSON (cached; never modify the buffer): the
+   * surface the request asked for, else the one its tool policy sets, else compact when its scope
+   * sees more provider tools than the threshold; full otherwise. Tools the policy hides are left out.
    */
   async listBytes(caller: Caller): Promise<Buffer> {
     if (caller.surface === 'compact') return this.compact();
     const catalog = this.deps.catalog.current;
-    const visible = await this.deps.visibleProviders(caller, catalog);
-    if (caller.surface === 'auto' && this.toolCount(catalog, visible) > this.deps.compactThreshold)
-      return this.compact();
+    const [visible, visibility] = await Promise.all([
+      this.deps.visibleProviders(caller, catalog),
+      this.deps.visibility(caller),
+    ]);
+    const surface = caller.surface === 'auto' ? visibility.surface : caller.surface;
+    if (surface === 'compact') return this.compact();
+    const shown = visible.flatMap((id) => this.shownTools(catalog, id, visibility));
+    if (surface === 'auto' && shown.length > this.deps.compactThreshold) return this.compact();
     if (this.listsVersion !== catalog.version) {
       this.lists.clear();
       this.listsVersion = catalog.version;
     }
-    const cacheKey = visible.join(',');
+    const cacheKey = `${visibility.key}\u0000${visible.join(',')}`;
     let bytes = this.lists.get(cacheKey);
     if (bytes === undefined) {
-      const tools: ToolDescriptor[] = this.deps.systemTools.map(descriptor);
-      for (const id of visible) {
-        for (const tool of catalog.providers.get(id)?.tools ?? []) tools.push(descriptor(tool));
-      }
+      const tools: ToolDescriptor[] = [...this.deps.systemTools, ...shown].map(descriptor);
       bytes = Buffer.from(JSON.stringify(tools));
       if (this.lists.size >= MAX_CACHED_LISTS) this.lists.clear();
       this.lists.set(cacheKey, bytes);
@@ -113,8 +118,14 @@ export class ToolService {
     return this.compactList;
   }
 
-  private toolCount(catalog: CatalogSnapshot, visible: readonly string[]): number {
-    return visible.reduce((count, id) => count + (catalog.providers.get(id)?.tools.length ?? 0), 0);
+  /** A provider's tools the caller's policy shows (all of them when it has none: no copy). */
+  private shownTools(
+    catalog: CatalogSnapshot,
+    id: string,
+    visibility: ToolVisibility,
+  ): readonly CompiledTool[] {
+    const tools = catalog.providers.get(id)?.tools ?? [];
+    return visibility.key === '' ? tools : tools.filter((tool) => visibility.shows(tool));
   }
 
   /**
@@ -136,7 +147,8 @@ export class ToolService {
     const catalog = this.deps.catalog.current;
     const tool = catalog.tools.get(name);
     const provider = tool && catalog.providers.get(tool.provider);
-    if (!tool || !provider) {
+    // A tool the caller's policy hides answers exactly as one that does not exist.
+    if (!tool || !provider || !(await this.deps.visibility(caller)).shows(tool)) {
       throw new ToolCallError(
         INVALID_PARAMS,
         `Unknown tool: ${name}. Find tools with search_tools or tools/list, or a provider to connect with list_providers.`,

@@ -2,6 +2,7 @@ import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
 import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
+import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { categoryMatches } from './search.js';
 import { textResult, type SystemTool } from './types.js';
 import type { Caller } from '../domain.js';
@@ -16,6 +17,8 @@ export interface SystemToolDeps {
   oauth: OAuthFlows;
   /** Public base URL, for one-time links. */
   baseUrl: string;
+  /** The caller's tool policy: a provider none of whose tools it shows is not in the catalog. */
+  visibility: VisibilityOf;
   reportSink?: ReportSink;
   onSinkError: (error: unknown, report: ReportRecord) => void;
 }
@@ -50,6 +53,16 @@ function unknownProvider(id: string): ReturnType<typeof textResult> {
     `No provider "${id}" in this gateway. Call list_providers to see the provider ids.`,
     true,
   );
+}
+
+/** The provider of this id, when the catalog has it and the caller's tool policy shows it. */
+function seenProvider(
+  catalog: CatalogSnapshot,
+  visibility: ToolVisibility,
+  id: string,
+): ProviderEntry | undefined {
+  const provider = catalog.providers.get(id);
+  return provider && visibility.showsProvider(provider) ? provider : undefined;
 }
 
 /** A provider's state in a scope, in the words agents are shown (list_providers, search_tools). */
@@ -135,7 +148,9 @@ function listProviders(deps: SystemToolDeps): SystemTool {
       const query = typeof args.query === 'string' ? args.query.toLowerCase().trim() : '';
       const category = typeof args.category === 'string' ? args.category.toLowerCase().trim() : '';
       const connections = new Map((await deps.connections.list(caller.scope)).map((c) => [c.provider, c]));
-      const matching = [...deps.catalog.current.providers.values()].filter(
+      const visibility = await deps.visibility(caller);
+      const seen = [...deps.catalog.current.providers.values()].filter((p) => visibility.showsProvider(p));
+      const matching = seen.filter(
         (p) =>
           (query === '' ||
             query
@@ -144,7 +159,7 @@ function listProviders(deps: SystemToolDeps): SystemTool {
           (category === '' || p.categories.some((c) => categoryMatches(c, category))) &&
           (typeof args.connected !== 'boolean' || args.connected === connections.has(p.id)),
       );
-      if (deps.catalog.current.providers.size === 0) {
+      if (seen.length === 0) {
         return textResult(
           'No providers are installed in this gateway yet. The operator adds them as manifests in the catalog.',
         );
@@ -195,7 +210,7 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     async handler(args, { caller, elicitUrl }) {
       const id = args.provider as string;
-      const provider = deps.catalog.current.providers.get(id);
+      const provider = seenProvider(deps.catalog.current, await deps.visibility(caller), id);
       if (!provider) return unknownProvider(id);
       const kind = provider.auth.kind;
       if (kind === 'none')
@@ -283,10 +298,11 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
     annotations: { readOnlyHint: true, openWorldHint: false },
     async handler(args, { caller }) {
       const id = args.provider as string;
-      const provider = deps.catalog.current.providers.get(id);
+      const visibility = await deps.visibility(caller);
+      const provider = seenProvider(deps.catalog.current, visibility, id);
       if (!provider) return unknownProvider(id);
       const record = (await deps.connections.list(caller.scope)).find((c) => c.provider === id);
-      const tools = new Map(provider.tools.map((t) => [t.name, t]));
+      const tools = new Map(provider.tools.filter((t) => visibility.shows(t)).map((t) => [t.name, t]));
       const lines = [
         `${provider.displayName} (${provider.id}): ${provider.description}`,
         `Connects with: ${AUTH_WORDS[provider.auth.kind]}. Needs: ${connectNeeds(provider)}`,
@@ -294,11 +310,12 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
       ];
       if (provider.limits) lines.push(`Limits: ${provider.limits}`);
       if (provider.docsUrl) lines.push(`Docs: ${provider.docsUrl}`);
-      lines.push('', `Tools by category (${provider.tools.length}):`);
+      lines.push('', `Tools by category (${tools.size}):`);
       for (const category of provider.categories) {
+        const shown = category.tools.filter((name) => tools.has(name));
+        if (shown.length === 0) continue;
         lines.push(`${category.title}${category.description ? ` — ${category.description}` : ''}`);
-        for (const name of category.tools)
-          lines.push(`  - ${name}: ${oneLine(tools.get(name)?.description ?? '')}`);
+        for (const name of shown) lines.push(`  - ${name}: ${oneLine(tools.get(name)?.description ?? '')}`);
       }
       return textResult(lines.join('\n'));
     },

@@ -11,6 +11,7 @@ import { csrfMatches, expectedToken } from './csrf.js';
 import { keysRoutes } from './keys.js';
 import { sendDashboardDocument, type Dashboard } from './layout.js';
 import { organizationsRoutes } from './organizations.js';
+import { policiesRoutes } from './policies.js';
 import { reportsRoutes } from './reports.js';
 import { DashboardSessions } from './session.js';
 import { signInRoutes } from './sign-in.js';
@@ -141,6 +142,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       signInRoutes(dash, dashboard, { sessions, throttle, cookies });
       keysRoutes(dash, dashboard);
       organizationsRoutes(dash, dashboard);
+      policiesRoutes(dash, dashboard);
       reportsRoutes(dash, dashboard);
       catalogRoutes(dash, dashboard);
       connectionsRoutes(dash, dashboard);

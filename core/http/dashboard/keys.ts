@@ -85,6 +85,9 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
           <td>${time(c.createdAt)}</td>
           <td>${c.activeKeys}</td>
           <td>${c.revokedKeys}</td>
+          <td>
+            <a class="button" href="${root}/policies?client=${encodeURIComponent(c.name)}">Tool policy</a>
+          </td>
         </tr>`,
     );
     const keyRows = keys.map(
@@ -117,7 +120,7 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
         <section class="card">
           <h2>Clients</h2>
           ${table(
-            ['Name', 'Created', 'Active keys', 'Revoked keys'],
+            ['Name', 'Created', 'Active keys', 'Revoked keys', ''],
             clientRows,
             html`<strong>No clients yet</strong>A client is whoever holds keys: a developer, a company or a
               platform. Create the first one below.`,

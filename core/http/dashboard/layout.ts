@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Finding } from '../../catalog/types.js';
 import { formatFindings } from '../../catalog/index.js';
-import { InputError, type AdminOperations } from '../../admin/operations.js';
+import { InputError } from '../../admin/input.js';
+import type { AdminOperations } from '../../admin/operations.js';
 import { html, htmlDocument, sendPage, type Html } from '../html.js';
 import { csrfInput } from './csrf.js';
 

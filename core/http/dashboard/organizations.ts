@@ -224,6 +224,7 @@ export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard)
           <td>${o.ownApps.length > 0 ? o.ownApps.join(', ') : html`<span class="muted">none</span>`}</td>
           <td>
             <a class="button" href="${root}/oauth-apps${ownerQuery(o)}">OAuth apps</a>
+            <a class="button" href="${root}/policies${ownerQuery(o)}">Tool policy</a>
           </td>
         </tr>`,
     );

@@ -7,6 +7,7 @@ import { PostgresLinks } from './links.js';
 import { PostgresMeta } from './meta.js';
 import { MIGRATIONS } from './migrations.js';
 import { PostgresOAuthApps } from './oauth-apps.js';
+import { PostgresPolicies } from './policies.js';
 import { PostgresReports } from './reports.js';
 import { PostgresScopes } from './scopes.js';
 
@@ -27,6 +28,7 @@ export class PostgresStore implements Store {
   readonly links: PostgresLinks;
   readonly oauthApps: PostgresOAuthApps;
   readonly dashboard: PostgresDashboard;
+  readonly policies: PostgresPolicies;
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.sql = new PostgresDb(url, options);
@@ -38,6 +40,7 @@ export class PostgresStore implements Store {
     this.links = new PostgresLinks(this.sql);
     this.oauthApps = new PostgresOAuthApps(this.sql);
     this.dashboard = new PostgresDashboard(this.sql);
+    this.policies = new PostgresPolicies(this.sql);
   }
 
   /**

@@ -152,4 +152,20 @@ CREATE TABLE signin_failures (
 CREATE INDEX signin_failures_created ON signin_failures(created_at);
 `,
   },
+  {
+    version: 5,
+    name: 'tool policies of clients and organizations',
+    sql: `
+CREATE TABLE tool_policies (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  client_id TEXT COLLATE "C" NOT NULL REFERENCES clients(id),
+  org_id TEXT COLLATE "C" NOT NULL,
+  surface TEXT COLLATE "C" NOT NULL CHECK (surface IN ('auto', 'compact', 'full')),
+  allow_list TEXT COLLATE "C",
+  deny_list TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL,
+  UNIQUE (client_id, org_id)
+);
+`,
+  },
 ];

@@ -7,6 +7,7 @@ import { SqliteKeys } from './keys.js';
 import { SqliteLinks } from './links.js';
 import { SqliteMeta } from './meta.js';
 import { SqliteOAuthApps } from './oauth-apps.js';
+import { SqlitePolicies } from './policies.js';
 import { SqliteReports } from './reports.js';
 import { SqliteScopes } from './scopes.js';
 
@@ -24,6 +25,7 @@ export class SqliteStore implements Store {
   readonly links: SqliteLinks;
   readonly oauthApps: SqliteOAuthApps;
   readonly dashboard: SqliteDashboard;
+  readonly policies: SqlitePolicies;
 
   constructor(file: string) {
     this.sql = new SqliteDb(file);
@@ -35,6 +37,7 @@ export class SqliteStore implements Store {
     this.links = new SqliteLinks(this.sql);
     this.oauthApps = new SqliteOAuthApps(this.sql);
     this.dashboard = new SqliteDashboard(this.sql);
+    this.policies = new SqlitePolicies(this.sql);
   }
 
   async migrate(): Promise<number[]> {

@@ -159,6 +159,34 @@ describe('the admin API', () => {
     });
   });
 
+  it('sets, shows and clears the tool policy of a client and of one of its organizations', async () => {
+    await admin('POST', '/clients', { name: 'Policy Co' });
+    const none = await admin('GET', '/policies?client=Policy%20Co');
+    expect(none.json).toMatchObject({ orgId: null, surface: 'auto', allow: null, deny: [], updatedAt: null });
+    const set = await admin('PUT', '/policies', { client: 'Policy Co', surface: 'full', deny: ['acme_*'] });
+    expect(set.status).toBe(200);
+    expect(set.json).toMatchObject({ orgId: null, surface: 'full', allow: null, deny: ['acme_*'] });
+    const org = await admin('PUT', '/policies', { client: 'Policy Co', org_id: 'org-1', allow: 'acme' });
+    expect(org.json).toMatchObject({ orgId: 'org-1', surface: 'auto', allow: ['acme'], deny: [] });
+    expect((await admin('GET', '/policies?client=Policy%20Co')).json).toEqual(set.json);
+
+    const refused = await admin('PUT', '/policies', { client: 'Policy Co', allow: 'nope_*' });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toEqual({
+      code: 'TG_ERR_INVALID_INPUT',
+      message: '"nope_*" matches no tool or provider of the catalog.',
+    });
+    expect((await admin('GET', '/policies?client=Nobody')).status).toBe(400);
+
+    expect((await admin('DELETE', '/policies?client=Policy%20Co&org_id=org-1')).json).toEqual({
+      cleared: true,
+    });
+    expect((await admin('DELETE', '/policies?client=Policy%20Co&org_id=org-1')).json).toEqual({
+      cleared: false,
+    });
+    expect((await admin('GET', '/policies?client=Policy%20Co')).json).toEqual(set.json);
+  });
+
   it('sets OAuth apps with a write-only secret, and lists them and the organizations without secrets', async () => {
     const platform = await tg.key('platform', 'Plat');
     const agent = await connect('2026-07-28', tg.mcpUrl('?org_id=org-1&user_id=u1'), {

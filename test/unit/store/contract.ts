@@ -175,6 +175,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           ['links.consume', () => store.links.consume('h', at(0))],
           ['oauthApps.current', () => store.oauthApps.current('github', null)],
           ['dashboard.getPasswordHash', () => store.dashboard.getPasswordHash()],
+          ['policies.get', () => store.policies.get(scope.clientId, null)],
           ['migrate', () => store.migrate()],
           ['resealAll', () => store.resealAll((item) => item.sealed)],
         ];
@@ -897,6 +898,66 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect((await store.oauthApps.get('app_1'))?.branding).toBeNull();
         expect(await store.oauthApps.setBranding('app_missing', branding)).toBe(false);
         expect(await store.oauthApps.list()).toHaveLength(1);
+      });
+    });
+
+    describe('policies', () => {
+      it("keeps one policy per client and organization, replaced whole, and sees another process's writes", async () => {
+        const acme = await scopeOf('acme');
+        const globex = await scopeOf('globex');
+        expect(await store.policies.get(acme.clientId, null)).toBeUndefined();
+        const client = {
+          clientId: acme.clientId,
+          orgId: null,
+          surface: 'full' as const,
+          allow: null,
+          deny: ['stripe'],
+        };
+        const org = {
+          clientId: acme.clientId,
+          orgId: 'org-1',
+          surface: 'auto' as const,
+          allow: ['github_*'],
+          deny: [],
+        };
+        await store.policies.set(client);
+        await store.policies.set(org);
+        await store.policies.set({ ...client, clientId: globex.clientId, surface: 'compact' });
+        expect(await store.policies.get(acme.clientId, null)).toMatchObject(client);
+        expect(await store.policies.get(acme.clientId, 'org-1')).toMatchObject(org);
+        expect(await store.policies.get(acme.clientId, 'org-2')).toBeUndefined();
+        expect((await store.policies.get(globex.clientId, null))?.surface).toBe('compact');
+
+        // The CLI (another handle) replaces the client's policy: this process reads the new one.
+        const other = await otherProcess();
+        await other.policies.set({ ...client, allow: ['slack'], deny: [] });
+        const replaced = await store.policies.get(acme.clientId, null);
+        expect(replaced).toMatchObject({ allow: ['slack'], deny: [], surface: 'full' });
+        expect(Number.isNaN(Date.parse(replaced!.updatedAt))).toBe(false);
+
+        // By client id, then organization (the client's own first): ids have one length, so a sort of
+        // "client/org" strings orders them the same way.
+        const listed = await store.policies.list();
+        expect(listed.map((p) => `${p.clientId}/${p.orgId ?? ''}`)).toEqual(
+          [`${acme.clientId}/`, `${acme.clientId}/org-1`, `${globex.clientId}/`].sort(),
+        );
+
+        expect(await other.policies.delete(acme.clientId, 'org-1')).toBe(true);
+        expect(await other.policies.delete(acme.clientId, 'org-1')).toBe(false);
+        expect(await store.policies.get(acme.clientId, 'org-1')).toBeUndefined();
+        expect(await store.policies.get(acme.clientId, null)).toBeDefined();
+      });
+
+      it('refuses a policy of a client that does not exist', async () => {
+        await expect(
+          store.policies.set({
+            clientId: 'cli_missing',
+            orgId: null,
+            surface: 'auto',
+            allow: null,
+            deny: [],
+          }),
+        ).rejects.toThrow();
       });
     });
 
