@@ -127,6 +127,7 @@ export class Gateway {
       reloadCatalog,
       oauthApps,
       localOrigin: localOriginOf,
+      bus,
     }));
     const self = (): ProcessRecord => this.processRecord();
     registerRoutes(app, {

@@ -368,7 +368,11 @@ async function policyCommand(config: Config, args: string[]): Promise<void> {
   if (positionals.length !== 1) throw new UsageError(`policy ${sub} needs the client name`);
   const core = await openCore(config);
   try {
-    const policies = new PolicyOperations({ store: core.store, catalog: await loadCatalog(config) });
+    const policies = new PolicyOperations({
+      store: core.store,
+      catalog: await loadCatalog(config),
+      bus: core.coordination.bus,
+    });
     const owner = await policies.owner(positionals[0], values.org);
     if (sub === 'clear') {
       const cleared = await policies.clear(owner);

@@ -3,6 +3,7 @@ import type { KeyService } from '../auth/key-service.js';
 import type { CatalogReport, CatalogSnapshot, Finding, ProviderEntry } from '../catalog/index.js';
 import { providerSetting, type Config } from '../config.js';
 import type { OAuthApps } from '../connections/oauth-apps.js';
+import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import { CONTROL, InputError, line } from './input.js';
 import { PolicyOperations } from './policies.js';
@@ -145,6 +146,8 @@ export interface AdminDeps {
   oauthApps: OAuthApps;
   /** This process's own origin for a loopback request (`http://127.0.0.1:8080`); undefined until it listens. */
   localOrigin: () => string | undefined;
+  /** What changes reach every process through (policy changes). */
+  bus: Bus;
 }
 
 export class AdminOperations {

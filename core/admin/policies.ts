@@ -4,6 +4,7 @@
  * hide nothing (or everything, in an allow-list) unnoticed. The gateway applies them: tools/policy.ts.
  */
 import type { CatalogSnapshot } from '../catalog/index.js';
+import type { Bus } from '../coordination/bus.js';
 import { SURFACE_CHOICES, type SurfaceChoice } from '../domain.js';
 import type { Store, ToolPolicyRecord } from '../store/types.js';
 import { entryMatches } from '../tools/policy.js';
@@ -33,6 +34,8 @@ const ENTRY = /^[a-z0-9][a-z0-9_-]{0,63}\*?$|^\*$/;
 export interface PolicyDeps {
   store: Store;
   catalog: { readonly current: CatalogSnapshot };
+  /** Tells every process that the owner's scopes' tool lists may have changed. */
+  bus: Bus;
 }
 
 export class PolicyOperations {
@@ -74,12 +77,20 @@ export class PolicyOperations {
       allow,
       deny,
     });
+    await this.changed(owner);
     return this.get(owner);
   }
 
   /** Removes the owner's policy (back to every tool, surface auto); false when it had none. */
-  clear(owner: PolicyOwner): Promise<boolean> {
-    return this.deps.store.policies.delete(owner.clientId, owner.orgId);
+  async clear(owner: PolicyOwner): Promise<boolean> {
+    const cleared = await this.deps.store.policies.delete(owner.clientId, owner.orgId);
+    if (cleared) await this.changed(owner);
+    return cleared;
+  }
+
+  /** Open sessions and listen streams of the owner's scopes are told their tools changed. */
+  private changed(owner: PolicyOwner): Promise<void> {
+    return this.deps.bus.publish({ type: 'policy.changed', clientId: owner.clientId, orgId: owner.orgId });
   }
 
   /** The entries of a list, each naming a provider, a tool, or (with `*`) at least one tool; null when empty. */

@@ -9,6 +9,11 @@ export type BusEvent =
   | { type: 'connection.changed'; scope: Scope; provider: string }
   /** A connection's tokens were refreshed and the new ones stored (its tools did not change). */
   | { type: 'connection.refreshed'; scope: Scope; provider: string }
+  /**
+   * A client's tool policy (`orgId` null), or one of its organizations', was set or cleared: the
+   * tool lists of its scopes may have changed.
+   */
+  | { type: 'policy.changed'; clientId: string; orgId: string | null }
   /** An API key was revoked: its open streams are cut off. */
   | { type: 'key.revoked'; keyId: string }
   /** A JSON-RPC message for a 2024/2025 session's event stream, which lives on one process. */

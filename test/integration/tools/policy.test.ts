@@ -6,6 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyInput } from '../../../core/admin/policies.js';
+import { connect } from '../../helpers/clients.js';
+import { until } from '../../helpers/gateway.js';
 import {
   COMPACT_TOOLS,
   PETSHOP_KEY,
@@ -96,6 +98,22 @@ describe('a tool hidden by name', () => {
     );
     expect(viaCallTool.error).toEqual(hidden.error);
     expect(gw.api.received.length).toBe(before);
+  });
+
+  it("is dropped from an open session's list, which is told its tools changed", async () => {
+    const session = await connect('2025 (v2 client)', new URL(`${gw.tg.url}/mcp/${ORG_1}&tools=full`), {
+      'x-api-key': key,
+    });
+    try {
+      expect(await session.listToolNames()).toContain('petshop_create_pet');
+      const changed = new Promise<void>((resolve) => void session.watchToolsChanged(resolve));
+      await until(gw.tg.gateway.mcp.hub, 'change', () => gw.tg.gateway.mcp.hub.size > 0);
+      await setPolicy('org-1', { deny: 'petshop_create_pet' });
+      await changed;
+      expect(await session.listToolNames()).not.toContain('petshop_create_pet');
+    } finally {
+      await session.close();
+    }
   });
 
   it('comes back once the policy is cleared', async () => {
