@@ -86,3 +86,25 @@ export function until(emitter: NodeJS.EventEmitter, event: string, predicate: ()
     emitter.on(event, check);
   });
 }
+
+/**
+ * POSTs `body` (sent as it is when a string, else as JSON) to an MCP URL with the key, the JSON
+ * content type and the Accept a Streamable HTTP client sends, plus `headers`.
+ */
+export function postMcp(
+  url: string | URL,
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'x-api-key': key,
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport as V1StreamableTransport } from '@modelco
 import { ListPromptsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect } from '../../helpers/clients.js';
-import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { postMcp, startGateway, type TestGateway } from '../../helpers/gateway.js';
 
 /**
  * The 2026-07-28 revision to the letter (issue 18), seen from real clients and raw requests: removed
@@ -36,16 +36,7 @@ interface Answer {
 
 /** POSTs a raw body with exactly these headers (besides the key and content negotiation). */
 async function post(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await fetch(tg.mcpUrl(), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-      ...headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+  const response = await postMcp(tg.mcpUrl(), key, body, headers);
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Answer['body']) : undefined };
 }

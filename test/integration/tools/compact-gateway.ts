@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { TestClient } from '../../helpers/clients.js';
-import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { postMcp, startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { PETSHOP_MANIFESTS, petshopApi, petshopEnv } from '../../helpers/petshop.js';
 import { jsonAnswer, startReceiver, type Receiver } from '../../helpers/receiver.js';
 import { expectToolOk } from '../../helpers/results.js';
@@ -78,16 +78,12 @@ export async function rpc(
   message: { method: string; params?: unknown; id?: number },
   headers: Record<string, string> = {},
 ): Promise<{ status: number; text: string; headers: Headers; json: RpcAnswer }> {
-  const response = await fetch(tg.mcpUrl(query), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'x-api-key': key,
-      ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: message.id ?? 1, ...message }),
-  });
+  const response = await postMcp(
+    tg.mcpUrl(query),
+    key,
+    { jsonrpc: '2.0', id: message.id ?? 1, ...message },
+    headers,
+  );
   const text = await response.text();
   return { status: response.status, text, headers: response.headers, json: JSON.parse(text) as RpcAnswer };
 }
