@@ -161,7 +161,9 @@ function listProviders(deps: SystemToolDeps): SystemTool {
       );
       if (seen.length === 0) {
         return textResult(
-          'No providers are installed in this gateway yet. The operator adds them as manifests in the catalog.',
+          deps.catalog.current.providers.size === 0
+            ? 'No providers are installed in this gateway yet. The operator adds them as manifests in the catalog.'
+            : "No providers are available to you: this client's tool policy hides them all. The operator can change it (toolgate policy, or the dashboard).",
         );
       }
       if (matching.length === 0) {

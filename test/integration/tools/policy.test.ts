@@ -153,6 +153,14 @@ describe('a provider all of whose tools are hidden', () => {
     );
   });
 
+  it('leaves list_providers saying a policy hides them when it hides every provider', async () => {
+    await setPolicy(null, { allow: 'petshop_get_pet' });
+    await setPolicy('org-1', { deny: 'petshop' });
+    expect(text(await send(ORG_1, call('list_providers')))).toBe(
+      "No providers are available to you: this client's tool policy hides them all. The operator can change it (toolgate policy, or the dashboard).",
+    );
+  });
+
   it('inspect_provider shows only the tools the policy lets through', async () => {
     await setPolicy(null, { allow: 'petshop_get_*,petshop_list_pets' });
     const inspected = text(await send(ORG_1, call('inspect_provider', { provider: 'petshop' })));
