@@ -98,7 +98,7 @@ export class CachedStore implements Store {
   }
 
   resealAll(reseal: (item: SealedItem) => string): Promise<number> {
-    return this.written(['*'], () => this.inner.resealAll(reseal));
+    return this.evictions.after(['*'], () => this.inner.resealAll(reseal));
   }
 
   private evict(tag: string): void {
@@ -108,10 +108,6 @@ export class CachedStore implements Store {
       this.connectionLists.evict(tag);
     }
     if (tag === '*' || tag.startsWith('policy:')) this.policyRecords.evict(tag);
-  }
-
-  private written<T>(tags: string[], write: () => Promise<T>): Promise<T> {
-    return this.evictions.after(tags, write);
   }
 
   private cachedKeys(keys: KeyStore): KeyStore {
@@ -133,10 +129,10 @@ export class CachedStore implements Store {
         ),
       get: (id) => keys.get(id),
       list: () => keys.list(),
-      revoke: (id, at) => this.written([keyTag(id)], () => keys.revoke(id, at)),
+      revoke: (id, at) => this.evictions.after([keyTag(id)], () => keys.revoke(id, at)),
       revokedSince: (since) => keys.revokedSince(since),
       // At most once a minute per key and process (KeyService): the eviction costs nothing per call.
-      touch: (id, at) => this.written([keyTag(id)], () => keys.touch(id, at)),
+      touch: (id, at) => this.evictions.after([keyTag(id)], () => keys.touch(id, at)),
     };
   }
 
@@ -161,14 +157,16 @@ export class CachedStore implements Store {
               () => scopeTag(scope),
             ),
       put: (scope: Scope, connection: NewConnection) =>
-        this.written([scopeTag(scope)], () => connections.put(scope, connection)),
+        this.evictions.after([scopeTag(scope)], () => connections.put(scope, connection)),
       delete: (scope: Scope, provider: string) =>
-        this.written([scopeTag(scope)], () => connections.delete(scope, provider)),
+        this.evictions.after([scopeTag(scope)], () => connections.delete(scope, provider)),
       setState: (scope: Scope, provider: string, state: ConnectionState) =>
-        this.written([scopeTag(scope)], () => connections.setState(scope, provider, state)),
+        this.evictions.after([scopeTag(scope)], () => connections.setState(scope, provider, state)),
       listExpiring: (before) => connections.listExpiring(before),
       swapCredentials: (scope, provider, expected, next) =>
-        this.written([scopeTag(scope)], () => connections.swapCredentials(scope, provider, expected, next)),
+        this.evictions.after([scopeTag(scope)], () =>
+          connections.swapCredentials(scope, provider, expected, next),
+        ),
       addEvent: (scope: Scope, provider: string, event: ConnectionEvent, detail?: string) =>
         connections.addEvent(scope, provider, event, detail),
       count: () => connections.count(),
@@ -189,9 +187,9 @@ export class CachedStore implements Store {
             () => policyTag(clientId),
           )
         )?.record,
-      set: (policy) => this.written([policyTag(policy.clientId)], () => policies.set(policy)),
+      set: (policy) => this.evictions.after([policyTag(policy.clientId)], () => policies.set(policy)),
       delete: (clientId, orgId) =>
-        this.written([policyTag(clientId)], () => policies.delete(clientId, orgId)),
+        this.evictions.after([policyTag(clientId)], () => policies.delete(clientId, orgId)),
       list: () => policies.list(),
     };
   }

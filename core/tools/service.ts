@@ -66,7 +66,8 @@ function descriptor(tool: ToolDescriptor): ToolDescriptor {
  * and catalog: encoded once, the same bytes for everyone.
  */
 export class ToolService {
-  private readonly lists = new Map<string, Buffer>();
+  /** Per catalog version, by policy and visible providers: the tools shown, encoded on first need. */
+  private readonly lists = new Map<string, { shown: readonly CompiledTool[]; bytes?: Buffer }>();
   private listsVersion = -1;
   private compactList: Buffer | undefined;
   private readonly systemByName: ReadonlyMap<string, SystemTool>;
@@ -94,21 +95,20 @@ export class ToolService {
     ]);
     const surface = caller.surface === 'auto' ? visibility.surface : caller.surface;
     if (surface === 'compact') return this.compact();
-    const shown = visible.flatMap((id) => this.shownTools(catalog, id, visibility));
-    if (surface === 'auto' && shown.length > this.deps.compactThreshold) return this.compact();
     if (this.listsVersion !== catalog.version) {
       this.lists.clear();
       this.listsVersion = catalog.version;
     }
     const cacheKey = `${visibility.key}\u0000${visible.join(',')}`;
-    let bytes = this.lists.get(cacheKey);
-    if (bytes === undefined) {
-      const tools: ToolDescriptor[] = [...this.deps.systemTools, ...shown].map(descriptor);
-      bytes = Buffer.from(JSON.stringify(tools));
+    let list = this.lists.get(cacheKey);
+    if (list === undefined) {
+      list = { shown: visible.flatMap((id) => this.shownTools(catalog, id, visibility)) };
       if (this.lists.size >= MAX_CACHED_LISTS) this.lists.clear();
-      this.lists.set(cacheKey, bytes);
+      this.lists.set(cacheKey, list);
     }
-    return bytes;
+    if (surface === 'auto' && list.shown.length > this.deps.compactThreshold) return this.compact();
+    list.bytes ??= Buffer.from(JSON.stringify([...this.deps.systemTools, ...list.shown].map(descriptor)));
+    return list.bytes;
   }
 
   private compact(): Buffer {
