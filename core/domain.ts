@@ -39,6 +39,8 @@ export const SURFACE_CHOICES: readonly SurfaceChoice[] = ['auto', 'compact', 'fu
 /** Who is calling: the verified key, its client, and the scope the request resolved to. */
 export interface Caller {
   keyId: string;
+  /** Set when the request came with a front-door access token (issue 14) instead of the key itself. */
+  grantId?: string;
   keyType: KeyType;
   clientId: string;
   clientName: string;

@@ -23,6 +23,16 @@ export const ERRORS = {
     message:
       'This API key was revoked. Ask the operator for a new key; connections made with the old one are kept.',
   },
+  TG_ERR_TOKEN_INVALID: {
+    status: 401,
+    message:
+      'The access token is not valid: it expired, was revoked, or was issued for another server. Your MCP client signs in again by itself; if it does not, remove and add the server again.',
+  },
+  TG_ERR_TOKEN_SCOPE_MISMATCH: {
+    status: 403,
+    message:
+      'This access token acts for the user and organization chosen when signing in: leave user_id and org_id out of the URL, or sign in again for the other user.',
+  },
   TG_ERR_SCOPE_NEEDS_CLIENT_KEY: {
     status: 403,
     message:

@@ -7,6 +7,7 @@ import { MASTER_KEY_WARNING, openCore } from './admin/open.js';
 import { AdminOperations } from './admin/operations.js';
 import type { Coordination, ProcessRecord } from './coordination/index.js';
 import type { Keyring } from './keyring.js';
+import { FrontDoor } from './auth/front-door/index.js';
 import { KeyService } from './auth/key-service.js';
 import { CatalogHolder, logCatalogReport, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
@@ -15,6 +16,7 @@ import { OAuthFlows } from './connections/oauth/index.js';
 import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
 import { createApp, localOrigin } from './http/app.js';
+import { frontDoorErrorPage } from './http/front-door.js';
 import { registerRoutes } from './http/index.js';
 import {
   Jobs,
@@ -58,6 +60,8 @@ export class Gateway {
   readonly mcp: McpEndpoint;
   /** What operators do, through the admin API and the dashboard alike. */
   readonly operations: AdminOperations;
+  /** The OAuth front door: sign-in for MCP clients that cannot send an API key header (issue 14). */
+  readonly frontDoor: FrontDoor;
   private readonly oauth: OAuthFlows;
   private readonly jobs: Jobs;
   private readonly announcement: Job;
@@ -130,10 +134,19 @@ export class Gateway {
       bus,
     }));
     const self = (): ProcessRecord => this.processRecord();
+    const frontDoor = (this.frontDoor = new FrontDoor({
+      config,
+      store,
+      keyring,
+      outbound,
+      bus,
+      errorPage: frontDoorErrorPage,
+    }));
     registerRoutes(app, {
       config,
       store,
       keys,
+      frontDoor,
       catalog,
       connections,
       oauth,
@@ -219,7 +232,7 @@ export class Gateway {
     this.jobs.start([
       revocationSweep({ store, bus: coordination.bus }),
       refreshScheduler({ store, catalog, oauth: this.oauth, config, log: this.app.log }),
-      linkPurge({ connections }),
+      linkPurge({ connections, store }),
       ...sessionJobs({ sessions: coordination.sessions, hub: this.mcp.hub }),
       this.announcement,
     ]);

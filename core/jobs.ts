@@ -148,7 +148,7 @@ export function refreshScheduler(deps: {
 }
 
 /** Purges expired one-time links (every process's links live in the store). */
-export function linkPurge(deps: { connections: ConnectionService }): Job {
+export function linkPurge(deps: { connections: ConnectionService; store: Store }): Job {
   return {
     name: 'link-purge',
     everyMs: HOUSEKEEPING_MS,
@@ -156,6 +156,8 @@ export function linkPurge(deps: { connections: ConnectionService }): Job {
     failureCode: 'TG_HOUSEKEEPING_FAILED',
     async run() {
       await deps.connections.purgeExpiredLinks();
+      // The front door's expired codes, tokens, interactions and unused registrations.
+      await deps.store.frontDoor.purgeExpired(new Date().toISOString());
     },
   };
 }

@@ -16,6 +16,8 @@ export type BusEvent =
   | { type: 'policy.changed'; clientId: string; orgId: string | null }
   /** An API key was revoked: its open streams are cut off. */
   | { type: 'key.revoked'; keyId: string }
+  /** A front-door grant was revoked (or its refresh token reused): streams opened with its tokens are cut off. */
+  | { type: 'grant.revoked'; grantId: string }
   /** A JSON-RPC message for a 2024/2025 session's event stream, which lives on one process. */
   | { type: 'session.message'; sessionId: string; json: string }
   /** A session was ended (DELETE): whichever process holds its stream closes it. */

@@ -83,6 +83,9 @@ export class CachedStore implements Store {
   get dashboard(): Store['dashboard'] {
     return this.inner.dashboard;
   }
+  get frontDoor(): Store['frontDoor'] {
+    return this.inner.frontDoor;
+  }
 
   migrate(): Promise<number[]> {
     return this.inner.migrate();

@@ -1,8 +1,10 @@
 import type { FastifyRequest } from 'fastify';
+import { ACCESS_TOKEN_PREFIX, type FrontDoor } from '../auth/front-door/index.js';
 import { keyFromHeaders, type KeyService } from '../auth/key-service.js';
 import { resolveScope } from '../auth/scope.js';
 import { GatewayError } from '../errors.js';
-import { type Caller, scopeKey, type SurfaceChoice } from '../domain.js';
+import type { ApiKeyRecord } from '../store/types.js';
+import { type Caller, type Scope, type ScopeMode, scopeKey, type SurfaceChoice } from '../domain.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,24 +13,62 @@ declare module 'fastify' {
   }
 }
 
+export interface AuthenticateDeps {
+  keys: KeyService;
+  frontDoor: FrontDoor;
+  /** Key records by id, for a front-door token's key. */
+  keyRecords: { get(id: string): Promise<ApiKeyRecord | undefined> };
+}
+
 /**
  * Authenticates a request and resolves its scope. Order matters: a missing or malformed key is
- * refused before any store lookup; identifiers are checked only for a valid key.
+ * refused before any store lookup; identifiers are checked only for a valid key. A front-door access
+ * token (issue 14) acts exactly as its key with the scope chosen at sign-in: URL parameters may
+ * repeat that scope but never move it.
  */
-export async function authenticate(request: FastifyRequest, keys: KeyService): Promise<Caller> {
-  const record = await keys.verify(keyFromHeaders(request.headers));
+export async function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Promise<Caller> {
+  const presented = keyFromHeaders(request.headers);
   const query = request.query as Record<string, unknown>;
-  const { scope, mode } = resolveScope(record, { user_id: query.user_id, org_id: query.org_id });
+  const asked = { user_id: query.user_id, org_id: query.org_id };
+  const surface = surfaceChoice(query.tools);
+  if (presented?.startsWith(ACCESS_TOKEN_PREFIX)) {
+    const { key, scope, mode, grantId } = await deps.frontDoor.verify(presented, deps.keyRecords);
+    if (
+      (asked.user_id !== undefined || asked.org_id !== undefined) &&
+      scopeKey(resolveScope(key, asked).scope) !== scopeKey(scope)
+    ) {
+      throw new GatewayError('TG_ERR_TOKEN_SCOPE_MISMATCH');
+    }
+    return { ...callerOf(key, scope, mode, surface), grantId };
+  }
+  const record = await deps.keys.verify(presented);
+  const { scope, mode } = resolveScope(record, asked);
+  return callerOf(record, scope, mode, surface);
+}
+
+function callerOf(key: ApiKeyRecord, scope: Scope, mode: ScopeMode, surface: SurfaceChoice): Caller {
   return {
-    keyId: record.id,
-    keyType: record.type,
-    clientId: record.clientId,
-    clientName: record.clientName,
+    keyId: key.id,
+    keyType: key.type,
+    clientId: key.clientId,
+    clientName: key.clientName,
     scope,
     scopeKey: scopeKey(scope),
     mode,
-    surface: surfaceChoice(query.tools),
+    surface,
   };
+}
+
+/**
+ * A 401 of `/mcp/` as RFC 9728 and the MCP authorization spec want it: with a challenge naming the
+ * protected-resource metadata, so an OAuth client finds the front door; `invalid_token` where a
+ * credential was sent. The JSON body stays the catalogue's.
+ */
+export function withChallenge(error: unknown, request: FastifyRequest, resourceMetadataUrl: string): unknown {
+  if (!(error instanceof GatewayError) || error.status !== 401) return error;
+  const sent = keyFromHeaders(request.headers) !== undefined;
+  const challenge = `Bearer resource_metadata="${resourceMetadataUrl}"${sent ? ', error="invalid_token"' : ''}`;
+  return new GatewayError(error.code, error.message, { ...error.headers, 'www-authenticate': challenge });
 }
 
 /** The `tools` query parameter (issue 15): absent is `auto`; anything but one known value is refused. */

@@ -46,6 +46,7 @@ h1{font-size:22px;margin:0 0 8px}p{margin:8px 0}.muted{color:var(--muted);font-s
 label{display:block;font-weight:600;margin:18px 0 4px}.hint{font-weight:400;color:var(--muted);font-size:13px;display:block}
 input,select{width:100%;padding:10px 12px;border:1px solid #d1d5db;border-radius:8px;font:inherit}input:focus,select:focus{outline:2px solid var(--accent);border-color:transparent}
 button{margin-top:24px;width:100%;padding:11px;border:0;border-radius:8px;background:var(--accent);color:#fff;font:600 15px system-ui,sans-serif;cursor:pointer}
+button.secondary{margin-top:8px;background:#fff;color:var(--ink);border:1px solid #d1d5db}
 .error{background:#fef2f2;border:1px solid #fecaca;color:var(--bad);padding:10px 12px;border-radius:8px;margin:16px 0}
 .ok{color:var(--good)}.brand{display:flex;align-items:center;gap:12px;margin-bottom:16px}.brand img{width:40px;height:40px;border-radius:8px;object-fit:contain}
 ul{padding-left:20px}code{background:#f3f4f6;padding:1px 5px;border-radius:4px}`;

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminOperations } from '../admin/operations.js';
+import type { FrontDoor } from '../auth/front-door/index.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
@@ -10,17 +11,20 @@ import type { ConnectionService } from '../connections/service.js';
 import type { Transport } from '../mcp/index.js';
 import type { Store } from '../store/types.js';
 import { adminRoutes } from './admin.js';
-import { authenticate, hostGuard } from './auth.js';
+import { authenticate, hostGuard, withChallenge } from './auth.js';
 import { connectPageRoutes } from './connect-page.js';
 import { dashboardRoutes } from './dashboard/index.js';
+import { frontDoorRoutes } from './front-door.js';
 import { healthRoutes } from './health.js';
 import { mcpRoutes } from './mcp.js';
 import { oauthRoutes } from './oauth-pages.js';
+import { SignInThrottle } from './throttle.js';
 
 export interface RoutesDeps {
   config: Config;
   store: Store;
   keys: KeyService;
+  frontDoor: FrontDoor;
   catalog: { readonly current: CatalogSnapshot };
   connections: ConnectionService;
   oauth: OAuthFlows;
@@ -35,16 +39,28 @@ export interface RoutesDeps {
 
 /**
  * Registers every route group, each an encapsulated plugin or a plain group of its own paths:
- * `/mcp` (host check and key authentication in its own hook), the connect page, the OAuth pages,
+ * `/mcp` (host check and key authentication in its own hook), the OAuth front door (metadata, the
+ * authorization server, sign-in and consent pages), the connect page, the OAuth pages,
  * health, the admin API and the dashboard (host check, sign-in, CSRF in its own hooks).
  */
 export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
   const { config, store, catalog, connections, operations } = deps;
   const guardHost = hostGuard(config.baseUrl, config.allowedHosts);
+  const { frontDoor, keys } = deps;
+  const keyRecords = store.keys;
   mcpRoutes(app, {
-    authenticate: (request) => authenticate(request, deps.keys),
+    authenticate: (request) =>
+      authenticate(request, { keys, frontDoor, keyRecords }).catch((error: unknown) => {
+        throw withChallenge(error, request, frontDoor.resourceMetadataUrl);
+      }),
     guardHost,
     transports: deps.transports,
+  });
+  frontDoorRoutes(app, {
+    frontDoor,
+    keys,
+    keyRecords,
+    throttle: new SignInThrottle(store, deps.lock, config.signInWindowMs, 'front-door'),
   });
   connectPageRoutes(app, { catalog, connections });
   oauthRoutes(app, deps.oauth);

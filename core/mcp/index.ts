@@ -57,6 +57,7 @@ export class McpEndpoint {
     this.unsubscribe = [
       deps.bus.subscribe('connection.changed', ({ scope }) => this.toolsChanged(scopeKey(scope))),
       deps.bus.subscribe('key.revoked', ({ keyId }) => this.hub.closeWhere((s) => s.keyId === keyId)),
+      deps.bus.subscribe('grant.revoked', ({ grantId }) => this.hub.closeWhere((s) => s.grantId === grantId)),
       deps.bus.subscribe('policy.changed', ({ clientId, orgId }) => {
         for (const scope of this.hub.scopes())
           if (scope.clientId === clientId && (orgId === null || scope.orgId === orgId))

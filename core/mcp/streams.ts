@@ -10,6 +10,8 @@ import type { Scope } from '../domain.js';
  */
 export interface HubStream {
   keyId: string;
+  /** The front-door grant whose token opened the stream (issue 14); absent for an API key. */
+  grantId?: string;
   scope: Scope;
   scopeKey: string;
   sessionId?: string;

@@ -163,4 +163,35 @@ CREATE TABLE tool_policies (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'OAuth front door: authorization server records and grants',
+    sql: `
+CREATE TABLE auth_server_records (
+  model TEXT NOT NULL,
+  id_hash TEXT PRIMARY KEY,
+  payload TEXT NOT NULL,
+  grant_id TEXT,
+  uid_hash TEXT,
+  expires_at TEXT NOT NULL,
+  consumed_at TEXT
+);
+CREATE INDEX auth_server_records_grant ON auth_server_records(grant_id);
+CREATE INDEX auth_server_records_uid ON auth_server_records(model, uid_hash);
+CREATE INDEX auth_server_records_expires ON auth_server_records(expires_at);
+CREATE TABLE front_door_grants (
+  grant_id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL REFERENCES api_keys(id),
+  scope_id TEXT NOT NULL REFERENCES scopes(id),
+  app_id TEXT NOT NULL,
+  app_name TEXT,
+  app_uri TEXT,
+  via TEXT NOT NULL CHECK (via IN ('key', 'idp')),
+  created_at TEXT NOT NULL,
+  last_used_at TEXT,
+  revoked_at TEXT
+);
+CREATE INDEX front_door_grants_key ON front_door_grants(key_id);
+`,
+  },
 ];

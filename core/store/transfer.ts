@@ -110,6 +110,17 @@ const TABLES: readonly Table[] = [
     key: 'id',
     columns: 'id, client_id, org_id, surface, allow_list, deny_list, updated_at',
   },
+  {
+    name: 'auth_server_records',
+    key: 'id_hash',
+    columns: 'model, id_hash, payload, grant_id, uid_hash, expires_at, consumed_at',
+    expires: true,
+  },
+  {
+    name: 'front_door_grants',
+    key: 'grant_id',
+    columns: 'grant_id, key_id, scope_id, app_id, app_name, app_uri, via, created_at, last_used_at, revoked_at',
+  },
 ];
 
 /** A row as both drivers read it: TEXT as strings, INTEGER as numbers. */

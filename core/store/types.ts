@@ -336,6 +336,68 @@ export interface DashboardStore {
   clearSignInFailures(source: string): Promise<void>;
 }
 
+/**
+ * A record of the OAuth front door's authorization server (auth/front-door/): one of oidc-provider's
+ * models (a grant, an authorization code, an access or refresh token, an interaction, a registered
+ * client...). Stored under the hash of its id, never the id itself: an id may be a bearer token.
+ */
+export interface AuthServerRecord {
+  /** Which model: Grant, AccessToken, RefreshToken, Session, Interaction, Client... */
+  model: string;
+  /** The model's payload as JSON, without its id. */
+  payload: string;
+  grantId: string | null;
+  /** The hash of the interaction or session uid, for the models found by it. */
+  uidHash: string | null;
+  expiresAt: string;
+  consumedAt: string | null;
+}
+
+/** Who signed in through the front door, for which agent application, acting as which key and scope. */
+export interface FrontDoorGrantRecord {
+  grantId: string;
+  keyId: string;
+  scope: Scope;
+  /** The agent application's OAuth client_id (a URL for a Client ID Metadata Document). */
+  appId: string;
+  appName: string | null;
+  /** The application's home page or, failing that, the host it redirects to. */
+  appUri: string | null;
+  /** How the person signed in: an API key pasted on the sign-in page, or the client's identity provider. */
+  via: 'key' | 'idp';
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** The OAuth front door (issue 14): the authorization server's records and the grants it made. */
+export interface FrontDoorStore {
+  /** Inserts or replaces a record, keyed by the hash of its model and id. */
+  put(idHash: string, record: Omit<AuthServerRecord, 'consumedAt'>): Promise<void>;
+  /** The record, unless it expired at `now`. */
+  get(idHash: string, now: string): Promise<AuthServerRecord | undefined>;
+  /** The record of `model` with that uid hash, unless it expired at `now`. */
+  getByUid(model: string, uidHash: string, now: string): Promise<AuthServerRecord | undefined>;
+  /**
+   * Marks the record consumed at `at`; true only for the one call that did (of two concurrent
+   * consumptions, exactly one wins: refresh-token reuse detection rests on it).
+   */
+  consume(idHash: string, at: string): Promise<boolean>;
+  destroy(idHash: string): Promise<void>;
+  /** Deletes every record of a grant (its tokens and codes); returns how many. */
+  destroyGrant(grantId: string): Promise<number>;
+  /** Deletes records expired at `now`; returns how many. */
+  purgeExpired(now: string): Promise<number>;
+
+  addGrant(grant: Omit<FrontDoorGrantRecord, 'lastUsedAt' | 'revokedAt'>): Promise<void>;
+  getGrant(grantId: string): Promise<FrontDoorGrantRecord | undefined>;
+  /** Grants of one key, newest first, revoked ones included. */
+  grantsOfKey(keyId: string): Promise<FrontDoorGrantRecord[]>;
+  touchGrant(grantId: string, at: string): Promise<void>;
+  /** Marks the grant revoked; false when it does not exist or was revoked already. */
+  revokeGrant(grantId: string, at: string): Promise<boolean>;
+}
+
 /** The whole durable state of a deployment: its lifecycle, and one port per aggregate. */
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
@@ -358,4 +420,5 @@ export interface Store {
   readonly oauthApps: OAuthAppStore;
   readonly dashboard: DashboardStore;
   readonly policies: PolicyStore;
+  readonly frontDoor: FrontDoorStore;
 }

@@ -15,7 +15,7 @@ import { policiesRoutes } from './policies.js';
 import { reportsRoutes } from './reports.js';
 import { DashboardSessions } from './session.js';
 import { signInRoutes } from './sign-in.js';
-import { SignInThrottle } from './throttle.js';
+import { SignInThrottle } from '../throttle.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

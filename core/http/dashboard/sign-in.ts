@@ -3,7 +3,7 @@ import { html, page } from '../html.js';
 import { csrfInput, SIGN_IN_COOKIE } from './csrf.js';
 import { sendDashboardDocument, type Dashboard } from './layout.js';
 import { randomToken, setCookie, type CookieScope, type DashboardSessions } from './session.js';
-import type { SignInThrottle } from './throttle.js';
+import type { SignInThrottle } from '../throttle.js';
 
 export interface SignInDeps {
   sessions: DashboardSessions;

@@ -120,6 +120,7 @@ export function attachWriter(
 ): void {
   const unregister = hub.add({
     keyId: caller.keyId,
+    ...(caller.grantId ? { grantId: caller.grantId } : {}),
     scope: caller.scope,
     scopeKey: caller.scopeKey,
     sessionId,

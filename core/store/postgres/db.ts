@@ -2,6 +2,7 @@ import { Pool, type PoolClient, type QueryResult } from 'pg';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
+import { numberPlaceholders, type SqlRunner } from '../statements.js';
 
 /**
  * How long a query waits for a pooled connection (a new one, or a free one when all are busy) before
@@ -137,6 +138,16 @@ export class PostgresDb extends PgStatements {
   }
 
   /** The id of the scope's row, created on first use (SPEC.md: no pre-registration). */
+  /** These statements behind the dialect-neutral runner of ports written once for both dialects. */
+  runner(): SqlRunner {
+    return {
+      one: (sql, ...params) => this.one(numberPlaceholders(sql), ...params),
+      all: (sql, ...params) => this.all(numberPlaceholders(sql), ...params),
+      run: (sql, ...params) => this.run(numberPlaceholders(sql), ...params),
+      ensureScope: (scope) => this.ensureScope(scope),
+    };
+  }
+
   async ensureScope(scope: Scope): Promise<string> {
     // The cache must not answer for a closed store: after close(), every method rejects.
     if (this.closing) throw new Error('The PostgreSQL store is closed.');

@@ -1,3 +1,4 @@
+import { SqlFrontDoor } from '../front-door.js';
 import type { SealedItem, Store } from '../types.js';
 import { PostgresConnections } from './connections.js';
 import { PostgresDashboard } from './dashboard.js';
@@ -29,6 +30,7 @@ export class PostgresStore implements Store {
   readonly oauthApps: PostgresOAuthApps;
   readonly dashboard: PostgresDashboard;
   readonly policies: PostgresPolicies;
+  readonly frontDoor: SqlFrontDoor;
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.sql = new PostgresDb(url, options);
@@ -41,6 +43,7 @@ export class PostgresStore implements Store {
     this.oauthApps = new PostgresOAuthApps(this.sql);
     this.dashboard = new PostgresDashboard(this.sql);
     this.policies = new PostgresPolicies(this.sql);
+    this.frontDoor = new SqlFrontDoor(this.sql.runner());
   }
 
   /**

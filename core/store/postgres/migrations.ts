@@ -168,4 +168,35 @@ CREATE TABLE tool_policies (
 );
 `,
   },
+  {
+    version: 6,
+    name: 'OAuth front door: authorization server records and grants',
+    sql: `
+CREATE TABLE auth_server_records (
+  model TEXT COLLATE "C" NOT NULL,
+  id_hash TEXT COLLATE "C" PRIMARY KEY,
+  payload TEXT COLLATE "C" NOT NULL,
+  grant_id TEXT COLLATE "C",
+  uid_hash TEXT COLLATE "C",
+  expires_at TEXT COLLATE "C" NOT NULL,
+  consumed_at TEXT COLLATE "C"
+);
+CREATE INDEX auth_server_records_grant ON auth_server_records(grant_id);
+CREATE INDEX auth_server_records_uid ON auth_server_records(model, uid_hash);
+CREATE INDEX auth_server_records_expires ON auth_server_records(expires_at);
+CREATE TABLE front_door_grants (
+  grant_id TEXT COLLATE "C" PRIMARY KEY,
+  key_id TEXT COLLATE "C" NOT NULL REFERENCES api_keys(id),
+  scope_id TEXT COLLATE "C" NOT NULL REFERENCES scopes(id),
+  app_id TEXT COLLATE "C" NOT NULL,
+  app_name TEXT COLLATE "C",
+  app_uri TEXT COLLATE "C",
+  via TEXT COLLATE "C" NOT NULL CHECK (via IN ('key', 'idp')),
+  created_at TEXT COLLATE "C" NOT NULL,
+  last_used_at TEXT COLLATE "C",
+  revoked_at TEXT COLLATE "C"
+);
+CREATE INDEX front_door_grants_key ON front_door_grants(key_id);
+`,
+  },
 ];

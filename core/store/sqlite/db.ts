@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { SqlRunner } from '../statements.js';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
@@ -110,6 +111,16 @@ export class SqliteDb {
     )!;
     this.scopeIds.set(cacheKey, row.id);
     return row.id;
+  }
+
+  /** These statements behind the async, dialect-neutral runner of ports written once for both dialects. */
+  runner(): SqlRunner {
+    return {
+      one: async (sql, ...params) => this.one(sql, ...params),
+      all: async (sql, ...params) => this.all(sql, ...params),
+      run: async (sql, ...params) => this.run(sql, ...params),
+      ensureScope: async (scope) => this.ensureScope(scope),
+    };
   }
 
   close(): void {

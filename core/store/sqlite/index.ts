@@ -1,3 +1,4 @@
+import { SqlFrontDoor } from '../front-door.js';
 import { MIGRATIONS } from '../migrations.js';
 import type { SealedItem, Store } from '../types.js';
 import { SqliteConnections } from './connections.js';
@@ -26,6 +27,7 @@ export class SqliteStore implements Store {
   readonly oauthApps: SqliteOAuthApps;
   readonly dashboard: SqliteDashboard;
   readonly policies: SqlitePolicies;
+  readonly frontDoor: SqlFrontDoor;
 
   constructor(file: string) {
     this.sql = new SqliteDb(file);
@@ -38,6 +40,7 @@ export class SqliteStore implements Store {
     this.oauthApps = new SqliteOAuthApps(this.sql);
     this.dashboard = new SqliteDashboard(this.sql);
     this.policies = new SqlitePolicies(this.sql);
+    this.frontDoor = new SqlFrontDoor(this.sql.runner());
   }
 
   async migrate(): Promise<number[]> {

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '../../../../core/admin/password.js';
-import { SignInThrottle } from '../../../../core/http/dashboard/throttle.js';
-import { MemoryLock } from '../../../../core/coordination/lock.js';
-import { openRedisCoordination } from '../../../../core/coordination/redis/index.js';
-import { SqliteStore } from '../../../../core/store/sqlite/index.js';
-import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL } from '../../../helpers/redis.js';
+import { hashPassword, verifyPassword } from '../../../core/admin/password.js';
+import { SignInThrottle } from '../../../core/http/throttle.js';
+import { MemoryLock } from '../../../core/coordination/lock.js';
+import { openRedisCoordination } from '../../../core/coordination/redis/index.js';
+import { SqliteStore } from '../../../core/store/sqlite/index.js';
+import { deleteKeys, randomPrefix, requireRedis, TEST_REDIS_URL } from '../../helpers/redis.js';
 
 const WINDOW_MS = 60_000;
 const PASSWORD = 'correct horse battery staple';
@@ -57,12 +57,25 @@ describe('SignInThrottle', () => {
     expect(seconds).toBeLessThanOrEqual(10);
     // Another address is not locked by it.
     await expect(throttle.attempt('10.0.0.2', 'nope')).resolves.toEqual({ ok: false, reason: 'wrong' });
-    await expect(throttle.attempt('10.0.0.2', PASSWORD)).resolves.toEqual({ ok: true });
+    await expect(throttle.attempt('10.0.0.2', PASSWORD)).resolves.toEqual({ ok: true, value: true });
+  });
+
+  it("keeps each kind of sign-in's failures to itself: wrong API keys on the front door never lock the dashboard", async () => {
+    const frontDoor = new SignInThrottle(store, new MemoryLock(), WINDOW_MS, 'front-door');
+    const wrong = async () => ({ ok: false as const, reason: 'wrong' as const });
+    for (let i = 0; i < 5; i++) await frontDoor.guard('10.0.1.1', wrong);
+    await expect(frontDoor.guard('10.0.1.1', wrong)).resolves.toMatchObject({ reason: 'locked' });
+    await expect(throttle.attempt('10.0.1.1', PASSWORD)).resolves.toEqual({ ok: true, value: true });
+    await failed('10.0.3.1', 5, 1_000);
+    await expect(throttle.attempt('10.0.3.1', PASSWORD)).resolves.toMatchObject({ reason: 'locked' });
+    await expect(
+      frontDoor.guard('10.0.3.1', async () => ({ ok: true as const, value: 'signed in' })),
+    ).resolves.toEqual({ ok: true, value: 'signed in' });
   });
 
   it('lets an address in once its failures are older than the window', async () => {
     await failed('10.0.0.1', 5, WINDOW_MS + 1_000);
-    await expect(throttle.attempt('10.0.0.1', PASSWORD)).resolves.toEqual({ ok: true });
+    await expect(throttle.attempt('10.0.0.1', PASSWORD)).resolves.toEqual({ ok: true, value: true });
   });
 
   it('locks everyone after 20 failures from any addresses together', async () => {
@@ -110,7 +123,7 @@ describe('SignInThrottle', () => {
 
   it("clears an address's failures when it signs in, and says when no password is set", async () => {
     await failed('10.0.0.1', 4, 1_000);
-    await expect(throttle.attempt('10.0.0.1', PASSWORD)).resolves.toEqual({ ok: true });
+    await expect(throttle.attempt('10.0.0.1', PASSWORD)).resolves.toEqual({ ok: true, value: true });
     expect(await store.dashboard.listSignInFailures(new Date(0).toISOString())).toEqual([]);
 
     const empty = new SqliteStore(':memory:');
@@ -136,7 +149,10 @@ describe('SignInThrottle', () => {
       onlyIfUnset: false,
     });
     expect(await store.dashboard.getSession('hash', at)).toBeUndefined();
-    await expect(throttle.attempt('10.0.0.1', 'another long passphrase')).resolves.toEqual({ ok: true });
+    await expect(throttle.attempt('10.0.0.1', 'another long passphrase')).resolves.toEqual({
+      ok: true,
+      value: true,
+    });
     // A first-start password never replaces one that is set.
     expect(await store.dashboard.setPasswordHash('scrypt$x', { onlyIfUnset: true })).toBe(false);
   });

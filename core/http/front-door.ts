@@ -1,0 +1,314 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentApp, FrontDoor, FrontDoorAccount } from '../auth/front-door/index.js';
+import type { KeyService } from '../auth/key-service.js';
+import { resolveScope } from '../auth/scope.js';
+import { GatewayError } from '../errors.js';
+import type { ApiKeyRecord } from '../store/types.js';
+import type { Scope } from '../domain.js';
+import { html, page, sendPage, whoFor, type Html } from './html.js';
+import type { SignInThrottle, Verdict } from './throttle.js';
+
+/** A key sign-in's result: the key and scope, or why that key cannot have the identifiers asked for. */
+type SignedIn = { key: ApiKeyRecord; scope: Scope } | GatewayError;
+
+export interface FrontDoorRoutesDeps {
+  frontDoor: FrontDoor;
+  keys: KeyService;
+  keyRecords: { get(id: string): Promise<ApiKeyRecord | undefined> };
+  /** Key sign-ins, counted and throttled like the dashboard's password (their own count). */
+  throttle: SignInThrottle;
+}
+
+/** oidc-provider's own endpoints, handed the raw request before Fastify reads a body. */
+const AUTHORIZATION_SERVER_PATHS = [
+  '/authorize',
+  '/authorize/:uid',
+  '/token',
+  '/register',
+  '/register/:clientId',
+  '/revoke',
+  '/jwks',
+  '/.well-known/openid-configuration',
+  '/.well-known/oauth-authorization-server',
+];
+
+/** Dynamic registrations one address may make per hour (RFC 7591 registration is unauthenticated). */
+const REGISTRATIONS_PER_HOUR = 20;
+
+/**
+ * Counts registrations per source address over the last hour, in this process. Registration
+ * creates a stored client, so an unauthenticated caller must not create them without bound; spread
+ * over several processes the bound is per process, still a bound.
+ */
+class RegistrationLimit {
+  private readonly seen = new Map<string, number[]>();
+
+  /** Seconds to wait, or 0 when this registration may go ahead (and is counted). */
+  take(source: string, now = Date.now()): number {
+    const hourAgo = now - 3_600_000;
+    const times = (this.seen.get(source) ?? []).filter((t) => t > hourAgo);
+    if (times.length >= REGISTRATIONS_PER_HOUR) return Math.ceil((times[0]! - hourAgo) / 1_000);
+    times.push(now);
+    this.seen.set(source, times);
+    if (this.seen.size > 10_000) this.seen.delete(this.seen.keys().next().value!);
+    return 0;
+  }
+}
+
+function appHeader(app: AgentApp): Html {
+  const name = app.name ?? app.redirectHost;
+  return html`<div class="brand">
+      ${app.logo?.startsWith('https://') ? html`<img src="${app.logo}" alt="" />` : ''}<strong
+        >${name}</strong
+      >
+    </div>
+    <p class="muted">
+      ${app.uri ? html`${app.uri} · ` : ''}returns you to <code>${app.redirectHost}</code>
+    </p>`;
+}
+
+function signInPage(uid: string, app: AgentApp, error?: string): string {
+  return page(
+    'Sign in · Toolgate',
+    html`${appHeader(app)}
+      <h1>Sign in to Toolgate</h1>
+      <p>
+        ${app.name ?? 'An MCP client'} asks to use this Toolgate gateway. Sign in with a Toolgate API key.
+      </p>
+      ${error ? html`<div class="error" role="alert">${error}</div>` : ''}
+      <form method="post" action="/signin/${uid}">
+        <input type="hidden" name="action" value="key" />
+        <label for="key">API key <span class="hint">toolgate_…, as the operator gave it to you</span></label>
+        <input id="key" name="key" type="password" autocomplete="off" required autofocus />
+        <label for="user_id"
+          >user_id
+          <span class="hint">with a client or platform key: the user the access acts for</span></label
+        >
+        <input id="user_id" name="user_id" autocomplete="off" />
+        <label for="org_id"
+          >org_id <span class="hint">with a platform key: that user's organization</span></label
+        >
+        <input id="org_id" name="org_id" autocomplete="off" />
+        <button type="submit">Continue</button>
+      </form>
+      <form method="post" action="/signin/${uid}">
+        <input type="hidden" name="action" value="deny" />
+        <button type="submit" class="secondary">Cancel</button>
+      </form>
+      <p class="muted">The key is checked here and never given to ${app.name ?? 'the client'}.</p>`,
+  );
+}
+
+function consentPage(uid: string, app: AgentApp, key: ApiKeyRecord, account: FrontDoorAccount): string {
+  const scope = { clientId: key.clientId, orgId: account.orgId, userId: account.userId };
+  return page(
+    'Allow access · Toolgate',
+    html`${appHeader(app)}
+      <h1>Allow ${app.name ?? 'this client'} to use Toolgate?</h1>
+      <p>
+        It will act as <strong>${key.clientName}</strong> (key ${key.hint}) for ${whoFor(scope)}: list and
+        call the tools of the providers connected there, and connect or disconnect providers.
+      </p>
+      <p class="muted">
+        It gets a token of its own, never the key. Revoke it at any time in the dashboard (API keys,
+        authorized applications), or by revoking the key.
+      </p>
+      <form method="post" action="/signin/${uid}">
+        <input type="hidden" name="action" value="approve" />
+        <button type="submit">Allow</button>
+      </form>
+      <form method="post" action="/signin/${uid}">
+        <input type="hidden" name="action" value="deny" />
+        <button type="submit" class="secondary">Deny</button>
+      </form>`,
+  );
+}
+
+/** What a browser is shown when an authorization-server step fails (oidc-provider's renderError). */
+export function frontDoorErrorPage(out: {
+  error?: string | undefined;
+  error_description?: string | undefined;
+}): string {
+  return page(
+    'Sign-in failed · Toolgate',
+    html`<h1>This sign-in cannot go on</h1>
+      <p>${out.error_description ?? 'The request could not be completed.'}</p>
+      <p class="muted">
+        Start again from your MCP client: it opens a fresh sign-in page.
+        ${out.error ? html`<code>${out.error}</code>` : ''}
+      </p>`,
+  );
+}
+
+const SIGN_IN_GONE = page(
+  'Sign-in expired',
+  html`<h1>This sign-in has expired</h1>
+    <p>Start again from your MCP client: it opens a fresh sign-in page.</p>`,
+);
+
+/**
+ * Lets oidc-provider answer on the raw response (a redirect, a JSON document): Fastify stays out of
+ * it from here on, so a failure is answered here too.
+ */
+async function handOver(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: () => Promise<void>,
+): Promise<void> {
+  void reply.hijack();
+  try {
+    await work();
+  } catch (error) {
+    request.log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'front door failed');
+    if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'text/plain' });
+    reply.raw.end('The sign-in failed. Start again from your MCP client.');
+  }
+}
+
+function hasState(request: FastifyRequest): boolean {
+  const state = new URL(request.raw.url ?? '/', 'http://x').searchParams.get('state');
+  return state !== null && state !== '';
+}
+
+/** A form value as one string ('' when absent). */
+function field(body: unknown, name: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/**
+ * The OAuth front door's routes (issue 14): protected-resource metadata, the authorization server's
+ * endpoints (oidc-provider, mounted at the base URL), and the sign-in and consent pages a person
+ * sees in the browser. A sign-in page takes an API key in a form, never in a URL.
+ */
+export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps): void {
+  const { frontDoor } = deps;
+  const registrations = new RegistrationLimit();
+
+  for (const path of [
+    '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-protected-resource/mcp',
+    '/.well-known/oauth-protected-resource/mcp/',
+  ]) {
+    app.get(path, async (_request, reply) =>
+      reply
+        .header('access-control-allow-origin', '*')
+        .header('cache-control', 'public, max-age=3600')
+        .send(frontDoor.protectedResourceMetadata()),
+    );
+  }
+
+  void app.register((server, _options, done) => {
+    // oidc-provider reads each body itself: here the stream is left unread.
+    server.removeAllContentTypeParsers();
+    server.addContentTypeParser('*', (_request, _payload, parsed) => parsed(null));
+    const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      if (request.method === 'POST' && request.routeOptions.url === '/register') {
+        const wait = registrations.take(request.ip);
+        if (wait > 0) {
+          return reply
+            .code(429)
+            .header('retry-after', String(wait))
+            .send({
+              error: 'invalid_request',
+              error_description: `Too many client registrations from this address: try again in ${wait} seconds.`,
+            });
+        }
+      }
+      // OAuth 2.1 leaves `state` to the client once PKCE is used; MCP clients send it, and a request
+      // without one is refused here, before anything is stored, rather than answered without it.
+      if (request.method === 'GET' && request.routeOptions.url === '/authorize' && !hasState(request)) {
+        return sendPage(
+          reply,
+          400,
+          frontDoorErrorPage({
+            error: 'invalid_request',
+            error_description:
+              'The authorization request has no state parameter: MCP clients send one to tie the answer to their request.',
+          }),
+        );
+      }
+      // RFC 8414 metadata is the same document as OpenID discovery.
+      if (request.routeOptions.url === '/.well-known/oauth-authorization-server')
+        request.raw.url = '/.well-known/openid-configuration';
+      return handOver(request, reply, () => frontDoor.handle(request.raw, reply.raw));
+    };
+    for (const path of AUTHORIZATION_SERVER_PATHS) server.all(path, serve);
+    done();
+  });
+
+  const show = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error?: string,
+  ): Promise<FastifyReply> => {
+    const interaction = await frontDoor.interaction(request.raw, reply.raw);
+    const options = { formTargets: [interaction.redirectOrigin] };
+    if (interaction.prompt === 'login')
+      return sendPage(reply, error ? 401 : 200, signInPage(interaction.uid, interaction.app, error), options);
+    const key = interaction.account && (await deps.keyRecords.get(interaction.account.keyId));
+    if (!key || !interaction.account) return sendPage(reply, 410, SIGN_IN_GONE);
+    return sendPage(
+      reply,
+      200,
+      consentPage(interaction.uid, interaction.app, key, interaction.account),
+      options,
+    );
+  };
+
+  app.get<{ Params: { uid: string } }>('/signin/:uid', async (request, reply) => {
+    try {
+      return await show(request, reply);
+    } catch {
+      return sendPage(reply, 410, SIGN_IN_GONE);
+    }
+  });
+
+  app.post<{ Params: { uid: string } }>('/signin/:uid', async (request, reply) => {
+    let interaction;
+    try {
+      interaction = await frontDoor.interaction(request.raw, reply.raw);
+    } catch {
+      return sendPage(reply, 410, SIGN_IN_GONE);
+    }
+    const action = field(request.body, 'action');
+    if (action === 'deny') {
+      return handOver(request, reply, () =>
+        frontDoor.deny(request.raw, reply.raw, 'The person declined to sign in.'),
+      );
+    }
+    if (action === 'approve' && interaction.prompt === 'consent' && interaction.account) {
+      const key = await deps.keyRecords.get(interaction.account.keyId);
+      if (!key || key.revokedAt !== null) return sendPage(reply, 410, SIGN_IN_GONE);
+      return handOver(request, reply, () => frontDoor.approve(request.raw, reply.raw, key));
+    }
+    if (action !== 'key' || interaction.prompt !== 'login') return show(request, reply);
+    const outcome = await deps.throttle.guard(request.ip, async (): Promise<Verdict<SignedIn>> => {
+      try {
+        const key = await deps.keys.verify(field(request.body, 'key'));
+        const asked = {
+          user_id: field(request.body, 'user_id') || undefined,
+          org_id: field(request.body, 'org_id') || undefined,
+        };
+        const { scope } = resolveScope(key, asked);
+        return { ok: true, value: { key, scope } };
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        // A key that exists but does not fit the identifiers is no guess: said as it is, not counted.
+        if (error.status === 401) return { ok: false, reason: 'wrong' };
+        return { ok: true, value: error };
+      }
+    });
+    if (!outcome.ok) {
+      if (outcome.reason === 'locked') {
+        void reply.header('retry-after', String(outcome.retryAfterSeconds));
+        return show(request, reply, `Too many attempts: try again in ${outcome.retryAfterSeconds} seconds.`);
+      }
+      return show(request, reply, 'That API key is not valid: check that the whole key was copied.');
+    }
+    if (outcome.value instanceof GatewayError) return show(request, reply, outcome.value.message);
+    const { key, scope } = outcome.value;
+    const account = { keyId: key.id, orgId: scope.orgId, userId: scope.userId, via: 'key' as const };
+    return handOver(request, reply, () => frontDoor.signedIn(request.raw, reply.raw, account));
+  });
+}

@@ -1,0 +1,247 @@
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBrowser } from '../../helpers/browser.js';
+import { connect, GENERATIONS } from '../../helpers/clients.js';
+import {
+  callbackServer,
+  MemoryOAuthProvider,
+  pkce,
+  signInWithKey,
+  type CallbackServer,
+} from '../../helpers/front-door.js';
+import { freePort, postMcp } from '../../helpers/gateway.js';
+import { petshopApi, startPetshop, type PetshopGateway } from '../../helpers/petshop.js';
+
+const PET_KEY = 'ps_frontdoor1';
+let shop: PetshopGateway;
+let callback: CallbackServer;
+let browser: Awaited<ReturnType<typeof openBrowser>>;
+
+beforeAll(async () => {
+  // Links and metadata name the base URL: the gateway gets its port up front.
+  const port = await freePort();
+  shop = await startPetshop(petshopApi({ keys: [PET_KEY], body: { email: 'front@door.test', items: [] } }), {
+    env: () => ({ TOOLGATE_PORT: String(port), TOOLGATE_BASE_URL: `http://127.0.0.1:${port}` }),
+  });
+  callback = await callbackServer();
+  browser = await openBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await callback?.close();
+  await shop?.close();
+});
+
+const base = (): string => shop.tg.url;
+
+/** Registers a public client by RFC 7591 dynamic registration, as mcp-remote and older clients do. */
+async function register(name = 'Raw Agent'): Promise<string> {
+  const response = await fetch(`${base()}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [callback.url],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'none',
+    }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { client_id: string }).client_id;
+}
+
+function authorizeUrl(clientId: string, challenge: string, extra: Record<string, string> = {}): string {
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: callback.url,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'st-1',
+    resource: `${base()}/mcp`,
+    scope: 'mcp offline_access',
+    ...extra,
+  });
+  return `${base()}/authorize?${query.toString()}`;
+}
+
+async function token(
+  form: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${base()}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The whole flow by hand: register, sign in and approve in Chromium, exchange the code. */
+async function signIn(form: { key: string; userId?: string; orgId?: string }): Promise<{
+  clientId: string;
+  access: string;
+  refresh: string;
+  consent: string;
+  redirect: URLSearchParams;
+}> {
+  const clientId = await register();
+  const { verifier, challenge } = pkce();
+  const consent = await signInWithKey(browser.page, authorizeUrl(clientId, challenge), form);
+  const redirect = await callback.next();
+  const code = redirect.get('code');
+  expect(code, redirect.toString()).toBeTruthy();
+  const tokens = await token({
+    grant_type: 'authorization_code',
+    code: code!,
+    redirect_uri: callback.url,
+    client_id: clientId,
+    code_verifier: verifier,
+  });
+  expect(tokens.status).toBe(200);
+  return {
+    clientId,
+    access: String(tokens.body.access_token),
+    refresh: String(tokens.body.refresh_token),
+    consent,
+    redirect,
+  };
+}
+
+describe('the front door is discoverable', () => {
+  it('answers a 401 with a challenge naming the protected-resource metadata; invalid_token where a credential was sent', async () => {
+    const missing = await fetch(`${base()}/mcp/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${base()}/.well-known/oauth-protected-resource"`,
+    );
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('TG_ERR_KEY_MISSING');
+    const wrong = await postMcp(shop.tg.mcpUrl(), 'toolgate_wrong', {}, {});
+    expect(wrong.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${base()}/.well-known/oauth-protected-resource", error="invalid_token"`,
+    );
+  });
+
+  it('serves RFC 9728 and RFC 8414 metadata: PKCE S256 only, iss in the redirect, CIMD and registration', async () => {
+    const resource = (await (await fetch(`${base()}/.well-known/oauth-protected-resource`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(resource).toMatchObject({ resource: `${base()}/mcp`, authorization_servers: [base()] });
+    const server = (await (await fetch(`${base()}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(server).toMatchObject({
+      issuer: base(),
+      authorization_endpoint: `${base()}/authorize`,
+      token_endpoint: `${base()}/token`,
+      registration_endpoint: `${base()}/register`,
+      revocation_endpoint: `${base()}/revoke`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+    });
+  });
+});
+
+describe('a token from a key sign-in', () => {
+  it('acts exactly as its key with the scope chosen at sign-in, on every protocol generation', async () => {
+    const { key } = await shop.tg.key('client');
+    // The user's connection, made with the key itself.
+    const direct = await connect('2026-07-28', shop.tg.mcpUrl('?user_id=alice'), { 'x-api-key': key });
+    const made = await direct.callTool('connect_provider', {
+      provider: 'petshop',
+      credentials: { api_key: PET_KEY },
+    });
+    expect(made.isError, JSON.stringify(made.content)).toBeFalsy();
+    await direct.close();
+
+    const { access, refresh, consent, redirect } = await signIn({ key, userId: 'alice' });
+    expect(consent).toContain('Raw Agent');
+    expect(consent).toContain('user alice');
+    expect(redirect.get('state')).toBe('st-1');
+    expect(redirect.get('iss')).toBe(base());
+    expect(access).toMatch(/^tgat_/);
+    expect(refresh).toMatch(/^tgrt_/);
+
+    for (const generation of GENERATIONS) {
+      const client = await connect(generation, shop.tg.mcpUrl(), { authorization: `Bearer ${access}` });
+      expect(await client.listToolNames()).toContain('petshop_list_pets');
+      await client.close();
+    }
+    // The URL may repeat the token's scope, never move it.
+    const same = await fetch(shop.tg.mcpUrl('?user_id=alice'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(same.status).not.toBe(403);
+    const other = await fetch(shop.tg.mcpUrl('?user_id=bob'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(other.status).toBe(403);
+    expect(((await other.json()) as { error: { code: string } }).error.code).toBe(
+      'TG_ERR_TOKEN_SCOPE_MISMATCH',
+    );
+  });
+
+  it('refreshes with rotation; a reused refresh token revokes the grant and its access token', async () => {
+    const { key } = await shop.tg.key('client');
+    const { clientId, access, refresh } = await signIn({ key, userId: 'carol' });
+    const rotated = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId });
+    expect(rotated.status).toBe(200);
+    const next = String(rotated.body.refresh_token);
+    expect(next).not.toBe(refresh);
+    const fresh = String(rotated.body.access_token);
+    const ok = await connect('2026-07-28', shop.tg.mcpUrl(), { authorization: `Bearer ${fresh}` });
+    await ok.close();
+
+    const reused = await token({ grant_type: 'refresh_token', refresh_token: refresh, client_id: clientId });
+    expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // The whole grant is gone: the rotated refresh token and every access token with it.
+    expect(
+      (await token({ grant_type: 'refresh_token', refresh_token: next, client_id: clientId })).body.error,
+    ).toBe('invalid_grant');
+    for (const t of [access, fresh]) {
+      const refused = await postMcp(
+        shop.tg.mcpUrl(),
+        '',
+        {},
+        { authorization: `Bearer ${t}`, 'x-api-key': '' },
+      );
+      expect(refused.status).toBe(401);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('TG_ERR_TOKEN_INVALID');
+    }
+  });
+});
+
+describe('the v2 SDK client signs in by itself', () => {
+  it('discovers, registers, is sent to sign in, and lists tools with the token it gets', async () => {
+    const { key } = await shop.tg.key('solo');
+    const provider = new MemoryOAuthProvider(callback.url);
+    const client = new Client(
+      { name: 'sdk-agent', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const transport = new StreamableHTTPClientTransport(shop.tg.mcpUrl(), { authProvider: provider });
+    const failure = await client.connect(transport).catch((e: unknown) => e);
+    expect(failure, String(failure)).toBeInstanceOf(UnauthorizedError);
+    expect(provider.authorizationUrl).toBeDefined();
+    await signInWithKey(browser.page, provider.authorizationUrl!, { key });
+    const redirect = await callback.next();
+    await transport.finishAuth(redirect.get('code')!, redirect.get('iss') ?? undefined);
+    const again = new Client(
+      { name: 'sdk-agent', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await again.connect(new StreamableHTTPClientTransport(shop.tg.mcpUrl(), { authProvider: provider }));
+    expect((await again.listTools()).tools.map((t) => t.name)).toContain('list_providers');
+    await again.close();
+  });
+});
