@@ -119,7 +119,8 @@ const TABLES: readonly Table[] = [
   {
     name: 'front_door_grants',
     key: 'grant_id',
-    columns: 'grant_id, key_id, scope_id, app_id, app_name, app_uri, via, created_at, last_used_at, revoked_at',
+    columns:
+      'grant_id, key_id, scope_id, app_id, app_name, app_uri, via, created_at, last_used_at, revoked_at',
   },
 ];
 

@@ -225,7 +225,7 @@ export class ModernTransport implements Transport {
     await this.forward(current.handler, request, reply, caller, ended);
     unregister = this.deps.hub.add({
       keyId: caller.keyId,
-    ...(caller.grantId ? { grantId: caller.grantId } : {}),
+      ...(caller.grantId ? { grantId: caller.grantId } : {}),
       scope: caller.scope,
       scopeKey: caller.scopeKey,
       close: () => reply.raw.destroy(),
