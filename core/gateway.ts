@@ -123,6 +123,14 @@ export class Gateway {
     });
     const reloadCatalog = (): Promise<CatalogReport> => this.reloadEverywhere();
     const localOriginOf = (): string | undefined => localOrigin(app);
+    const frontDoor = (this.frontDoor = new FrontDoor({
+      config,
+      store,
+      keyring,
+      outbound,
+      bus,
+      errorPage: frontDoorErrorPage,
+    }));
     const operations = (this.operations = new AdminOperations({
       config,
       store,
@@ -132,16 +140,9 @@ export class Gateway {
       oauthApps,
       localOrigin: localOriginOf,
       bus,
+      frontDoor,
     }));
     const self = (): ProcessRecord => this.processRecord();
-    const frontDoor = (this.frontDoor = new FrontDoor({
-      config,
-      store,
-      keyring,
-      outbound,
-      bus,
-      errorPage: frontDoorErrorPage,
-    }));
     registerRoutes(app, {
       config,
       store,

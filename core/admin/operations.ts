@@ -3,6 +3,7 @@ import type { KeyService } from '../auth/key-service.js';
 import type { CatalogReport, CatalogSnapshot, Finding, ProviderEntry } from '../catalog/index.js';
 import { providerSetting, type Config } from '../config.js';
 import type { OAuthApps } from '../connections/oauth-apps.js';
+import type { FrontDoor } from '../auth/front-door/index.js';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import { CONTROL, InputError, line } from './input.js';
@@ -13,6 +14,7 @@ import type {
   Branding,
   ClientRecord,
   ConnectionEventRecord,
+  FrontDoorGrantRecord,
   OAuthAppRecord,
   ReportRecord,
   Store,
@@ -148,6 +150,8 @@ export interface AdminDeps {
   localOrigin: () => string | undefined;
   /** What changes reach every process through (policy changes). */
   bus: Bus;
+  /** The OAuth front door: the agent applications a key authorized, and their revocation (issue 14). */
+  frontDoor: Pick<FrontDoor, 'grantsOfKey' | 'revokeGrant'>;
 }
 
 export class AdminOperations {
@@ -191,6 +195,26 @@ export class AdminOperations {
     const record = await this.deps.store.keys.get(id);
     if (!record) throw new GatewayError('TG_ERR_RECORD_NOT_FOUND', `No key ${id}: see the list of keys.`);
     return record;
+  }
+
+  /** The agent applications signed in through the front door with this key, newest first. */
+  async grantsOfKey(id: string): Promise<FrontDoorGrantRecord[]> {
+    await this.key(id);
+    return this.deps.frontDoor.grantsOfKey(id);
+  }
+
+  /**
+   * Revokes an agent application's access (a front-door grant of this key): its tokens stop working
+   * at once in every process and streams opened with them close. False when it was revoked already.
+   */
+  async revokeGrant(keyId: string, grantId: string): Promise<boolean> {
+    const grants = await this.grantsOfKey(keyId);
+    if (!grants.some((g) => g.grantId === grantId))
+      throw new GatewayError(
+        'TG_ERR_RECORD_NOT_FOUND',
+        `Key ${keyId} has no authorized application ${grantId}.`,
+      );
+    return this.deps.frontDoor.revokeGrant(grantId);
   }
 
   /** Revokes a key and closes its open streams at once; revoking a revoked key changes nothing. */

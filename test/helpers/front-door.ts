@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /**
  * Where an OAuth client's browser lands after the front door: a loopback server standing in for
@@ -87,6 +88,10 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
     };
   }
 
+  /** The front door requires `state` (CSRF protection on the client's side, RFC 6749 10.12). */
+  state(): string {
+    return randomBytes(16).toString('base64url');
+  }
   clientInformation(): StoredOAuthClientInformation | undefined {
     return this.client;
   }
@@ -141,4 +146,93 @@ export async function signInWithKey(
 export function pkce(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** What a finished sign-in gave the client, and what the person saw. */
+export interface HandSignIn {
+  clientId: string;
+  access: string;
+  refresh: string;
+  /** The consent page's text. */
+  consent: string;
+  /** The query the browser brought to the redirect URI. */
+  redirect: URLSearchParams;
+}
+
+/**
+ * An OAuth client written out by hand, step by step as RFC 7591, 6749 and 7636 say, so tests see
+ * each request and answer of the front door: register, authorize (the person signs in in Chromium),
+ * exchange the code, refresh.
+ */
+export class HandClient {
+  constructor(
+    readonly base: string,
+    readonly callback: CallbackServer,
+    readonly name = 'Raw Agent',
+  ) {}
+
+  /** Registers a public client by dynamic registration, as mcp-remote and older clients do. */
+  async register(): Promise<string> {
+    const response = await fetch(`${this.base}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: this.name,
+        redirect_uris: [this.callback.url],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+      }),
+    });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as { client_id: string }).client_id;
+  }
+
+  authorizeUrl(clientId: string, challenge: string, extra: Record<string, string> = {}): string {
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: this.callback.url,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'st-1',
+      resource: `${this.base}/mcp`,
+      scope: 'mcp offline_access',
+      ...extra,
+    });
+    return `${this.base}/authorize?${query.toString()}`;
+  }
+
+  async token(form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await fetch(`${this.base}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  /** The whole flow: register, sign in and approve in the browser, exchange the code. */
+  async signIn(page: Page, form: { key: string; userId?: string; orgId?: string }): Promise<HandSignIn> {
+    const clientId = await this.register();
+    const { verifier, challenge } = pkce();
+    const consent = await signInWithKey(page, this.authorizeUrl(clientId, challenge), form);
+    const redirect = await this.callback.next();
+    const code = redirect.get('code');
+    expect(code, redirect.toString()).toBeTruthy();
+    const tokens = await this.token({
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: this.callback.url,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
+    expect(tokens.status).toBe(200);
+    return {
+      clientId,
+      access: String(tokens.body.access_token),
+      refresh: String(tokens.body.refresh_token),
+      consent,
+      redirect,
+    };
+  }
 }

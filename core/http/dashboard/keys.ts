@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { keyHint } from '../../auth/keys.js';
 import type { CreatedKey, KeyTestResult } from '../../admin/operations.js';
-import { html, type Html } from '../html.js';
+import { html, whoFor, type Html } from '../html.js';
 import {
   attempt,
   badge,
@@ -103,6 +103,7 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
             ${k.revokedAt === null ? badge('ok', 'active') : html`${badge('off', 'revoked')} ${time(k.revokedAt)}`}
           </td>
           <td>
+            <a class="button" href="${root}/keys/${k.id}">Applications</a>
             ${k.revokedAt === null ? html`<a class="button" href="${root}/keys/${k.id}/revoke">Revoke…</a>` : ''}
           </td>
         </tr>`,
@@ -321,6 +322,74 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
     if ('error' in outcome) return keysPage(request, reply, { errors: errorsOf(outcome.error) }, 400);
     return testResultPage(request, reply, keyHint((request.body.key ?? '').trim()), outcome.value);
   });
+
+  dash.get<{ Params: { id: string }; Querystring: { revoked?: string } }>(
+    '/keys/:id',
+    async (request, reply) => {
+      const key = await ops.key(request.params.id);
+      const grants = await ops.grantsOfKey(key.id);
+      const rows = grants.map(
+        (g) =>
+          html`<tr>
+            <td>
+              <strong>${g.appName ?? g.appId}</strong><br /><span class="muted">${g.appUri ?? ''}</span>
+            </td>
+            <td>${g.scope.userId === null ? 'the key’s one user (solo)' : whoFor(g.scope)}</td>
+            <td>${g.via === 'idp' ? 'identity provider' : 'API key'}</td>
+            <td>${time(g.createdAt)}</td>
+            <td>${time(g.lastUsedAt)}</td>
+            <td>
+              ${g.revokedAt === null ? badge('ok', 'active') : html`${badge('off', 'revoked')} ${time(g.revokedAt)}`}
+            </td>
+            <td>
+              ${
+                g.revokedAt === null
+                  ? form(
+                      request,
+                      `${root}/keys/${key.id}/applications/${encodeURIComponent(g.grantId)}/revoke`,
+                      html`<button type="submit" class="danger">Revoke</button>`,
+                    )
+                  : ''
+              }
+            </td>
+          </tr>`,
+      );
+      return page(
+        request,
+        reply,
+        `Key ${key.id}`,
+        html`<h1>Key ${key.id}</h1>
+          <p class="lead">
+            ${key.type} key <code>${key.hint}</code> of <strong>${key.clientName}</strong>, created
+            ${time(key.createdAt)}${key.revokedAt !== null ? html`, revoked ${time(key.revokedAt)}` : ''}.
+          </p>
+          ${notice(request.query.revoked !== undefined ? 'The application’s access is revoked: its tokens are refused from now on, open streams included.' : undefined)}
+          <section class="card">
+            <h2>Authorized applications</h2>
+            <p class="muted">
+              MCP clients that cannot send this key (Claude.ai, ChatGPT and other OAuth connectors) sign in
+              through the gateway’s front door and get tokens of their own that act as this key. Revoking one
+              here, or revoking the key, ends its access at once.
+            </p>
+            ${table(
+              ['Application', 'Acts for', 'Signed in with', 'Authorized', 'Last used', 'Status', ''],
+              rows,
+              html`<strong>None yet</strong>An application appears here once someone signs in with this key on
+                the front door.`,
+            )}
+          </section>
+          <p><a href="${root}/keys">Back to API keys</a></p>`,
+      );
+    },
+  );
+
+  dash.post<{ Params: { id: string; grant: string } }>(
+    '/keys/:id/applications/:grant/revoke',
+    async (request, reply) => {
+      await ops.revokeGrant(request.params.id, request.params.grant);
+      return reply.redirect(`${root}/keys/${encodeURIComponent(request.params.id)}?revoked=1`, 303);
+    },
+  );
 
   dash.get<{ Params: { id: string } }>('/keys/:id/revoke', async (request, reply) => {
     const key = await ops.key(request.params.id);

@@ -4,8 +4,8 @@ import { openBrowser } from '../../helpers/browser.js';
 import { connect, GENERATIONS } from '../../helpers/clients.js';
 import {
   callbackServer,
+  HandClient,
   MemoryOAuthProvider,
-  pkce,
   signInWithKey,
   type CallbackServer,
 } from '../../helpers/front-door.js';
@@ -34,78 +34,10 @@ afterAll(async () => {
 
 const base = (): string => shop.tg.url;
 
-/** Registers a public client by RFC 7591 dynamic registration, as mcp-remote and older clients do. */
-async function register(name = 'Raw Agent'): Promise<string> {
-  const response = await fetch(`${base()}/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      client_name: name,
-      redirect_uris: [callback.url],
-      grant_types: ['authorization_code', 'refresh_token'],
-      token_endpoint_auth_method: 'none',
-    }),
-  });
-  expect(response.status).toBe(201);
-  return ((await response.json()) as { client_id: string }).client_id;
-}
-
-function authorizeUrl(clientId: string, challenge: string, extra: Record<string, string> = {}): string {
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: callback.url,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    state: 'st-1',
-    resource: `${base()}/mcp`,
-    scope: 'mcp offline_access',
-    ...extra,
-  });
-  return `${base()}/authorize?${query.toString()}`;
-}
-
-async function token(
-  form: Record<string, string>,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${base()}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(form),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-/** The whole flow by hand: register, sign in and approve in Chromium, exchange the code. */
-async function signIn(form: { key: string; userId?: string; orgId?: string }): Promise<{
-  clientId: string;
-  access: string;
-  refresh: string;
-  consent: string;
-  redirect: URLSearchParams;
-}> {
-  const clientId = await register();
-  const { verifier, challenge } = pkce();
-  const consent = await signInWithKey(browser.page, authorizeUrl(clientId, challenge), form);
-  const redirect = await callback.next();
-  const code = redirect.get('code');
-  expect(code, redirect.toString()).toBeTruthy();
-  const tokens = await token({
-    grant_type: 'authorization_code',
-    code: code!,
-    redirect_uri: callback.url,
-    client_id: clientId,
-    code_verifier: verifier,
-  });
-  expect(tokens.status).toBe(200);
-  return {
-    clientId,
-    access: String(tokens.body.access_token),
-    refresh: String(tokens.body.refresh_token),
-    consent,
-    redirect,
-  };
-}
+const client = (): HandClient => new HandClient(base(), callback);
+const token = (form: Record<string, string>) => client().token(form);
+const signIn = (form: { key: string; userId?: string; orgId?: string }) =>
+  client().signIn(browser.page, form);
 
 describe('the front door is discoverable', () => {
   it('answers a 401 with a challenge naming the protected-resource metadata; invalid_token where a credential was sent', async () => {

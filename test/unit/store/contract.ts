@@ -961,6 +961,87 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       });
     });
 
+    describe('frontDoor', () => {
+      const record = (grantId: string | null, expiresAt = at(3_600)) => ({
+        model: 'RefreshToken',
+        payload: '{"accountId":"a"}',
+        grantId,
+        uidHash: null,
+        expiresAt,
+      });
+
+      it('gives a record back by its hash until it expires, and finds a session by its uid hash', async () => {
+        vi.useFakeTimers({ now: T0, toFake: ['Date'] });
+        await store.frontDoor.put('h-token', record('g1'));
+        await store.frontDoor.put('h-session', { ...record(null), model: 'Session', uidHash: 'h-uid' });
+        await expect(store.frontDoor.get('h-token', at(10))).resolves.toEqual({
+          ...record('g1'),
+          consumedAt: null,
+        });
+        await expect(store.frontDoor.get('h-token', at(3_600))).resolves.toBeUndefined();
+        await expect(store.frontDoor.getByUid('Session', 'h-uid', at(10))).resolves.toMatchObject({
+          model: 'Session',
+        });
+        await expect(store.frontDoor.getByUid('Grant', 'h-uid', at(10))).resolves.toBeUndefined();
+        await store.frontDoor.put('h-token', { ...record('g1'), payload: '{"accountId":"b"}' });
+        await expect(store.frontDoor.get('h-token', at(10))).resolves.toMatchObject({
+          payload: '{"accountId":"b"}',
+        });
+        await expect(store.frontDoor.purgeExpired(at(3_600))).resolves.toBe(2);
+      });
+
+      it('lets exactly one of two processes consume a record, and deletes a grant whole', async () => {
+        const other = await otherProcess();
+        await store.frontDoor.put('h-a', record('g1'));
+        await store.frontDoor.put('h-b', record('g1'));
+        await store.frontDoor.put('h-c', record('g2'));
+        const won = await Promise.all([
+          store.frontDoor.consume('h-a', at(1)),
+          other.frontDoor.consume('h-a', at(1)),
+        ]);
+        expect(won.filter(Boolean)).toHaveLength(1);
+        await expect(other.frontDoor.get('h-a', at(2))).resolves.toMatchObject({ consumedAt: at(1) });
+        await expect(store.frontDoor.destroyGrant('g1')).resolves.toBe(2);
+        await expect(other.frontDoor.get('h-b', at(2))).resolves.toBeUndefined();
+        await expect(other.frontDoor.get('h-c', at(2))).resolves.toBeDefined();
+        await other.frontDoor.destroy('h-c');
+        await expect(store.frontDoor.get('h-c', at(2))).resolves.toBeUndefined();
+      });
+
+      it('keeps the grants of a key with their scope, touched and revoked once', async () => {
+        await seedKey(store, 'acme');
+        const { clientId } = (await store.keys.get('key_1'))!;
+        const grant = (grantId: string, createdAt: string, scope: Scope) => ({
+          grantId,
+          keyId: 'key_1',
+          scope,
+          appId: 'https://agent.example/client.json',
+          appName: 'Agent',
+          appUri: 'https://agent.example',
+          via: 'key' as const,
+          createdAt,
+        });
+        await store.frontDoor.addGrant(grant('g1', at(1), { clientId, orgId: null, userId: 'alice' }));
+        await store.frontDoor.addGrant(grant('g2', at(2), { clientId, orgId: 'o1', userId: 'alice' }));
+        await store.frontDoor.touchGrant('g1', at(5));
+        await expect(store.frontDoor.revokeGrant('g1', at(6))).resolves.toBe(true);
+        await expect(store.frontDoor.revokeGrant('g1', at(7))).resolves.toBe(false);
+        await expect(store.frontDoor.revokeGrant('missing', at(7))).resolves.toBe(false);
+        const grants = await store.frontDoor.grantsOfKey('key_1');
+        expect(grants.map((g) => g.grantId)).toEqual(['g2', 'g1']);
+        expect(grants[1]).toEqual({
+          ...grant('g1', at(1), { clientId, orgId: null, userId: 'alice' }),
+          lastUsedAt: at(5),
+          revokedAt: at(6),
+        });
+        await expect(store.frontDoor.getGrant('g2')).resolves.toMatchObject({
+          scope: { clientId, orgId: 'o1', userId: 'alice' },
+          revokedAt: null,
+        });
+        await expect(store.frontDoor.grantsOfKey('key_2')).resolves.toEqual([]);
+      });
+    });
+
     describe('dashboard', () => {
       const session = (expiresAt: string) => ({
         csrfToken: `csrf-${expiresAt}`,
