@@ -1,4 +1,6 @@
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser } from '../../helpers/browser.js';
 import { connect, GENERATIONS } from '../../helpers/clients.js';
@@ -8,6 +10,7 @@ import {
   MemoryOAuthProvider,
   signInWithKey,
   type CallbackServer,
+  type HandSignIn,
 } from '../../helpers/front-door.js';
 import { freePort, postMcp } from '../../helpers/gateway.js';
 import { petshopApi, startPetshop, type PetshopGateway } from '../../helpers/petshop.js';
@@ -36,8 +39,13 @@ const base = (): string => shop.tg.url;
 
 const client = (): HandClient => new HandClient(base(), callback);
 const token = (form: Record<string, string>) => client().token(form);
-const signIn = (form: { key: string; userId?: string; orgId?: string }) =>
-  client().signIn(browser.page, form);
+/** Everything secret the tests sent or got: none may be found in the logs or the data dir. */
+const issued: string[] = [];
+async function signIn(form: { key: string; userId?: string; orgId?: string }): Promise<HandSignIn> {
+  const result = await client().signIn(browser.page, form);
+  issued.push(form.key, result.access, result.refresh, result.redirect.get('code')!);
+  return result;
+}
 
 describe('the front door is discoverable', () => {
   it('answers a 401 with a challenge naming the protected-resource metadata; invalid_token where a credential was sent', async () => {
@@ -175,5 +183,19 @@ describe('the v2 SDK client signs in by itself', () => {
     await again.connect(new StreamableHTTPClientTransport(shop.tg.mcpUrl(), { authProvider: provider }));
     expect((await again.listTools()).tools.map((t) => t.name)).toContain('list_providers');
     await again.close();
+  });
+});
+
+describe('secrets of the front door', () => {
+  it('leaves no API key, code, access or refresh token in the logs or the data dir', () => {
+    expect(issued.length).toBeGreaterThanOrEqual(8);
+    const files = readdirSync(shop.tg.dataDir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name)).toString('latin1'));
+    const logs = shop.tg.logs.join('\n');
+    for (const secret of issued) {
+      expect(logs).not.toContain(secret);
+      for (const file of files) expect(file.includes(secret), 'a secret in the data dir').toBe(false);
+    }
   });
 });
