@@ -67,6 +67,14 @@ function appHeader(app: AgentApp): Html {
     </p>`;
 }
 
+/** A form of one button posting `action` to the interaction's page. */
+function actionButton(uid: string, action: string, label: string, kind?: 'secondary'): Html {
+  return html`<form method="post" action="/signin/${uid}">
+    <input type="hidden" name="action" value="${action}" />
+    <button type="submit" ${kind ? html`class="${kind}"` : ''}>${label}</button>
+  </form>`;
+}
+
 function signInPage(uid: string, app: AgentApp, error?: string): string {
   return page(
     'Sign in · Toolgate',
@@ -91,10 +99,7 @@ function signInPage(uid: string, app: AgentApp, error?: string): string {
         <input id="org_id" name="org_id" autocomplete="off" />
         <button type="submit">Continue</button>
       </form>
-      <form method="post" action="/signin/${uid}">
-        <input type="hidden" name="action" value="deny" />
-        <button type="submit" class="secondary">Cancel</button>
-      </form>
+      ${actionButton(uid, 'deny', 'Cancel', 'secondary')}
       <p class="muted">The key is checked here and never given to ${app.name ?? 'the client'}.</p>`,
   );
 }
@@ -113,14 +118,7 @@ function consentPage(uid: string, app: AgentApp, key: ApiKeyRecord, account: Fro
         It gets a token of its own, never the key. Revoke it at any time in the dashboard (API keys,
         authorized applications), or by revoking the key.
       </p>
-      <form method="post" action="/signin/${uid}">
-        <input type="hidden" name="action" value="approve" />
-        <button type="submit">Allow</button>
-      </form>
-      <form method="post" action="/signin/${uid}">
-        <input type="hidden" name="action" value="deny" />
-        <button type="submit" class="secondary">Deny</button>
-      </form>`,
+      ${actionButton(uid, 'approve', 'Allow')} ${actionButton(uid, 'deny', 'Deny', 'secondary')}`,
   );
 }
 
