@@ -1,9 +1,10 @@
 /**
  * Tool search in a fresh process (the context section of run.ts):
- * `context.js <manifests dir> <GitHub-all dir> <requests file> <passes>`. Indexes the bundled
- * catalog and a synthetic one of at least SYNTHETIC_TOOLS tools (each index timed as it is built),
- * measures recall@k of the retrieval set over the bundled one, and times the search of every
- * request `passes` times over each, after one pass of warm-up. Prints one JSON line (SearchProbe).
+ * `context.js <manifests dir> <GitHub-all dir> <requests file> <held-out file> <passes>`. Indexes
+ * the bundled catalog and a synthetic one of at least SYNTHETIC_TOOLS tools (each index timed as
+ * it is built), measures recall@k of both retrieval sets over the bundled one, and times the
+ * search of every request of the first `passes` times over each, after one pass of warm-up.
+ * Prints one JSON line (SearchProbe).
  */
 import { performance } from 'node:perf_hooks';
 import { buildCatalog, type CatalogSnapshot, type ProviderEntry } from '../../core/catalog/index.js';
@@ -82,9 +83,11 @@ function timeSearch(snapshot: CatalogSnapshot, queries: readonly string[], passe
 }
 
 async function main(): Promise<void> {
-  const [dir, githubDir, requestsFile, passes] = process.argv.slice(2);
-  if (!dir || !githubDir || !requestsFile || !passes)
-    throw new Error('usage: context.ts <manifests dir> <GitHub-all dir> <requests file> <passes>');
+  const [dir, githubDir, requestsFile, heldOutFile, passes] = process.argv.slice(2);
+  if (!dir || !githubDir || !requestsFile || !heldOutFile || !passes)
+    throw new Error(
+      'usage: context.ts <manifests dir> <GitHub-all dir> <requests file> <held-out file> <passes>',
+    );
   const registry = new PluginRegistry();
   for (const plugin of PLUGINS) registry.register(plugin);
   const { snapshot: bundled } = await buildCatalog({ dir, registry });
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
   const requests = readRequests(requestsFile);
   const queries = requests.map((r) => r.request);
   const { recall, misses } = recallAt(ToolIndex.of(bundled), requests, RECALL_AT);
+  const heldOut = readRequests(heldOutFile);
   const probe: SearchProbe = {
     type: 'search',
     requests: requests.length,
@@ -102,6 +106,7 @@ async function main(): Promise<void> {
     synthetic: timeSearch(synthetic(bundled, githubAll, SYNTHETIC_TOOLS), queries, Number(passes)),
     recall,
     misses,
+    heldOut: { requests: heldOut.length, ...recallAt(ToolIndex.of(bundled), heldOut, RECALL_AT) },
   };
   process.stdout.write(`${JSON.stringify(probe)}\n`);
 }

@@ -49,6 +49,8 @@ import { buildChildren } from './lib/build.js';
 import { createSharedStore, sharedStoreMissing } from './lib/cluster.js';
 import {
   formatMisses,
+  HELD_OUT_FILE,
+  HELD_OUT_TARGET,
   RECALL_AT,
   RECALL_TARGET,
   REQUESTS_FILE,
@@ -1007,6 +1009,7 @@ function toolSearch(work: string, metrics: Metrics): SearchProbe {
     BUNDLED_DIR,
     githubAll,
     REQUESTS_FILE,
+    HELD_OUT_FILE,
     String(SEARCH_PASSES),
   ]);
   metrics.add(
@@ -1016,6 +1019,14 @@ function toolSearch(work: string, metrics: Metrics): SearchProbe {
     '',
     { op: '>=', value: RECALL_TARGET },
     `the expected tool among the first ${RECALL_AT} hits on the bundled catalog; ${search.misses.length} misses (details.context.search.misses)`,
+  );
+  metrics.add(
+    `context.search.held_out_recall_at_${RECALL_AT}`,
+    `tool search: recall@${RECALL_AT} over the held-out set (${search.heldOut.requests} requests)`,
+    search.heldOut.recall,
+    '',
+    { op: '>=', value: HELD_OUT_TARGET },
+    `requests nothing was tuned on; ${search.heldOut.misses.length} misses (details.context.search.heldOut.misses)`,
   );
   for (const [key, label, times] of [
     ['bundled', 'bundled catalog', search.bundled],
@@ -1042,6 +1053,8 @@ function toolSearch(work: string, metrics: Metrics): SearchProbe {
   }
   if (search.misses.length > 0)
     log(`context: search misses (request -> expected, got):\n${formatMisses(search.misses)}`);
+  if (search.heldOut.misses.length > 0)
+    log(`context: held-out misses (request -> expected, got):\n${formatMisses(search.heldOut.misses)}`);
   return search;
 }
 

@@ -76,4 +76,6 @@ export interface SearchProbe {
   /** recall@k of the retrieval set over the bundled catalog, and its misses. */
   recall: number;
   misses: Miss[];
+  /** The same of the held-out set (test/fixtures/retrieval/held-out.yaml). */
+  heldOut: { requests: number; recall: number; misses: Miss[] };
 }
