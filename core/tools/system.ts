@@ -37,7 +37,7 @@ const providerProperty = {
   type: 'string',
   minLength: 1,
   maxLength: 64,
-  description: 'Provider id, as list_providers shows it (e.g. "github", "slack-webhook").',
+  description: 'As list_providers shows it, e.g. "slack-webhook".',
 } as const;
 
 // The arguments of the tools that act on one provider and nothing else (disconnect, inspect).
@@ -117,28 +117,28 @@ function listProviders(deps: SystemToolDeps): SystemTool {
     name: 'list_providers',
     title: 'List providers',
     description:
-      'Browse the integrations (providers) this gateway can connect: id, name, what it does, how it connects, its tool categories, and whether this user has connected it. Use it when the user asks what integrations are available; then connect one with connect_provider or look closer with inspect_provider.',
+      'Browse the integrations (providers) this gateway can connect: what each does, how it connects, its tool categories, and whether this user has connected it. Then connect one with connect_provider or look closer with inspect_provider.',
     inputSchema: {
       type: 'object',
       properties: {
         query: {
           type: 'string',
           maxLength: 200,
-          description: 'Words to match against provider ids, names and descriptions.',
+          description: 'Words in provider ids, names and descriptions.',
         },
         category: {
           type: 'string',
           maxLength: 100,
-          description: 'Only providers with a category of this id or title.',
+          description: 'A category id or title.',
         },
         connected: {
           type: 'boolean',
-          description: 'true: only connected providers; false: only those not connected.',
+          description: 'true: only connected ones; false: only the others.',
         },
         cursor: {
           type: 'string',
           maxLength: 20,
-          description: 'The cursor a previous page returned, for the next page.',
+          description: 'From the previous page.',
         },
       },
       additionalProperties: false,
@@ -189,20 +189,19 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
     name: 'connect_provider',
     title: 'Connect a provider',
     description:
-      'Connect a provider for this user so its tools become available. Prefer calling it with only `provider`: it returns a one-time secure link where the user pastes the API key or webhook URL (or approves access, for OAuth2), so the secret never passes through this conversation. Pass `credentials` only when the user explicitly gives them: `credentials.api_key` for a single-key provider, `credentials.webhook_url` for a webhook provider, other names as inspect_provider lists them; `fields` holds non-secret settings (e.g. a region or subdomain). Reconnecting replaces the stored credential.',
+      'Connect a provider for this user so its tools become available. Prefer calling it with only `provider`: it returns a one-time secure link where the user enters the API key or webhook URL (or approves access, for OAuth2), so the secret never passes through this conversation. Pass `credentials` only when the user explicitly gives them; `fields` holds non-secret settings (e.g. a region). Reconnecting replaces the stored credential.',
     inputSchema: {
       type: 'object',
       properties: {
         provider: providerProperty,
         credentials: {
           type: 'object',
-          description:
-            'Secrets by name (api_key, webhook_url, or the names inspect_provider lists). Omit to get a secure link instead.',
+          description: 'Secrets by name: api_key, webhook_url, or the names inspect_provider lists.',
           additionalProperties: { type: 'string', maxLength: 4096 },
         },
         fields: {
           type: 'object',
-          description: 'Non-secret connection settings by name, as inspect_provider lists them.',
+          description: 'By name, as inspect_provider lists them.',
           additionalProperties: { type: 'string', maxLength: 256 },
         },
       },
@@ -269,7 +268,7 @@ function disconnectProvider(deps: SystemToolDeps): SystemTool {
     name: 'disconnect_provider',
     title: 'Disconnect a provider',
     description:
-      'Disconnect a provider for this user: its stored credentials are deleted and its tools disappear from the tool list. Use it when the user asks to remove or revoke an integration.',
+      'Disconnect a provider for this user: its stored credentials are deleted and its tools go away.',
     inputSchema: providerOnlySchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async handler(args, { caller }) {
@@ -295,7 +294,7 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
     name: 'inspect_provider',
     title: 'Inspect a provider',
     description:
-      'See what a provider can do before or after connecting it: its tool categories with each tool, how it connects and what that needs, whether this user has connected it (and as which account), and its documented limits. Works for providers not connected yet.',
+      'See what a provider can do, connected or not: its tools by category, how it connects and what that needs, whether this user has connected it (as which account), and its limits.',
     inputSchema: providerOnlySchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
     async handler(args, { caller }) {
@@ -329,7 +328,7 @@ function reportProblem(deps: SystemToolDeps): SystemTool {
     name: 'report_problem',
     title: 'Report a problem',
     description:
-      'Send a problem report to the operator of this gateway: a tool that fails or misbehaves, a provider that is missing, a confusing result. Give a one-line summary and, if useful, details and the provider or tool concerned. Never include passwords, API keys or tokens.',
+      'Send a problem report to the operator of this gateway: a tool that fails or misbehaves, a missing provider, a confusing result. Never include passwords, API keys or tokens.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -337,15 +336,15 @@ function reportProblem(deps: SystemToolDeps): SystemTool {
           type: 'string',
           minLength: 1,
           maxLength: 500,
-          description: 'One line saying what went wrong.',
+          description: 'What went wrong, in one line.',
         },
         details: {
           type: 'string',
           maxLength: 10_000,
           description: 'What was tried, what happened, what was expected.',
         },
-        provider: { type: 'string', maxLength: 100, description: 'Provider id concerned, if any.' },
-        tool: { type: 'string', maxLength: 100, description: 'Tool name concerned, if any.' },
+        provider: { type: 'string', maxLength: 100 },
+        tool: { type: 'string', maxLength: 100 },
       },
       required: ['summary'],
       additionalProperties: false,

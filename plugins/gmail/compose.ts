@@ -35,26 +35,21 @@ const ADDRESSES = (description: string): JsonSchema => ({
 const INPUT: JsonSchema = {
   type: 'object',
   properties: {
-    to: ADDRESSES('Recipients, each "ana@example.com" or "Ana Lima <ana@example.com>".'),
-    cc: ADDRESSES('Copy recipients, same forms as `to`.'),
-    bcc: ADDRESSES('Blind-copy recipients, same forms as `to`; hidden from the other recipients.'),
+    to: ADDRESSES('Each "ana@example.com" or "Ana Lima <ana@example.com>".'),
+    cc: ADDRESSES('As `to`.'),
+    bcc: ADDRESSES('As `to`.'),
     subject: {
       type: 'string',
       maxLength: 900,
       pattern: '^[^\\r\\n]*$',
-      description:
-        'Subject line (any language). Leave it out when replying: "Re: <the thread\'s subject>" is used.',
+      description: 'Left out in a reply: "Re: <the thread\'s subject>".',
     },
-    body: { type: 'string', description: 'The message as plain text.' },
-    html: {
-      type: 'string',
-      description:
-        'The same message as HTML, for mail clients that show it; `body` stays the plain-text version.',
-    },
+    body: { type: 'string', description: 'Plain text.' },
+    html: { type: 'string', description: 'The same message as HTML, besides `body`.' },
     thread_id: {
       type: 'string',
       pattern: '^[A-Za-z0-9]+$',
-      description: "To reply: the thread's id (threadId from gmail_list_messages or gmail_list_threads).",
+      description: 'To reply: the threadId, from gmail_list_messages or gmail_list_threads.',
     },
   },
   required: ['to', 'body'],
@@ -84,11 +79,8 @@ export const composeTools: PluginTool[] = [
     name: 'gmail_send_message',
     title: 'Send an email',
     description:
-      'Send an email from the connected Gmail account. Requires `to` and `body` (plain text), and `subject` ' +
-      'unless replying; `cc`, `bcc` and an `html` version are optional. To reply within a conversation, give ' +
-      "its `thread_id`: the reply is threaded under the thread's latest message (the subject defaults to " +
-      '"Re: ..."). Returns the sent message\'s id and threadId. The email goes out at once and cannot be ' +
-      'recalled; use gmail_create_draft when the user should review it first.',
+      'Send an email from the connected Gmail account, or a reply in a thread (`thread_id`). It goes ' +
+      'out at once: use gmail_create_draft when the user should review it first.',
     inputSchema: INPUT,
     outputSchema: {
       type: 'object',
@@ -116,9 +108,8 @@ export const composeTools: PluginTool[] = [
     name: 'gmail_create_draft',
     title: 'Draft an email',
     description:
-      'Save an email as a draft in the connected Gmail account, for the user to review and send. Same ' +
-      'arguments as gmail_send_message (`thread_id` makes it a reply in that conversation). Returns the ' +
-      "draft's id and its message's id and threadId.",
+      'Save an email (or a reply, with `thread_id`) as a draft in the connected Gmail account, for ' +
+      'the user to review and send.',
     inputSchema: INPUT,
     outputSchema: {
       type: 'object',

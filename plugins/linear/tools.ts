@@ -28,7 +28,7 @@ const nullable = (schema: JsonSchema): JsonSchema => ({ ...schema, type: [schema
 const ISSUE_ID: JsonSchema = {
   type: 'string',
   minLength: 1,
-  description: 'The issue: its identifier such as "ENG-123", or its UUID.',
+  description: 'Its identifier such as "ENG-123", or its UUID.',
 };
 const PAGING: Record<string, JsonSchema> = {
   first: {
@@ -36,12 +36,11 @@ const PAGING: Record<string, JsonSchema> = {
     minimum: 1,
     maximum: 50,
     default: PAGE_SIZE,
-    description: `How many to return (default ${PAGE_SIZE}).`,
   },
   after: {
     type: 'string',
     minLength: 1,
-    description: 'Cursor from the previous page\'s "More ... exist" note, to get the next page.',
+    description: 'The cursor the previous page ended with.',
   },
 };
 const ID = (description: string): JsonSchema => ({ type: 'string', minLength: 1, description });
@@ -51,15 +50,14 @@ const IDS = (description: string): JsonSchema => ({
   uniqueItems: true,
   description,
 });
-const ASSIGNEE_ID = ID("UUID of the user to assign (linear_viewer gives the connected user's).");
+const ASSIGNEE_ID = ID("A user's UUID (linear_viewer gives the connected user's).");
 const DUE_DATE: JsonSchema = {
   type: 'string',
   pattern: '^\\d{4}-\\d{2}-\\d{2}$',
-  description: 'Due date, YYYY-MM-DD.',
 };
 const FIELDS: Record<string, JsonSchema> = {
-  title: { type: 'string', minLength: 1, description: 'Issue title.' },
-  description: { type: 'string', description: 'Issue description in Markdown.' },
+  title: { type: 'string', minLength: 1 },
+  description: { type: 'string', description: 'Markdown.' },
   priority: {
     type: 'integer',
     minimum: 0,
@@ -67,8 +65,8 @@ const FIELDS: Record<string, JsonSchema> = {
     description: '0 no priority, 1 urgent, 2 high, 3 medium, 4 low.',
   },
   assigneeId: ASSIGNEE_ID,
-  stateId: ID("UUID of a workflow state of the issue's team (linear_list_teams lists them)."),
-  labelIds: IDS("UUIDs of the issue's labels (linear_list_teams lists each team's)."),
+  stateId: ID("A workflow state's UUID, of the issue's team (linear_list_teams)."),
+  labelIds: IDS("The team's label UUIDs (linear_list_teams)."),
   dueDate: DUE_DATE,
 };
 
@@ -115,23 +113,21 @@ export const linearTools: PluginTool[] = [
     name: 'linear_search_issues',
     title: 'Search issues',
     description:
-      "Find Linear issues. With `query`, runs Linear's issue search (full text and meaning), best matches " +
-      'first (Linear allows about 30 searches a minute); without it, lists issues, most recently ' +
-      'updated first. Narrow with `team` (a team key such as ENG), `assignedToMe` and `stateType`. Returns up ' +
-      'to `first` issues with identifier, title, state, priority, assignee, team key and URL; when more exist ' +
-      'the result ends with the `after` cursor of the next page. linear_get_issue shows one issue in full.',
+      "Find Linear issues: with `query`, Linear's search, best matches first (about 30 a minute); " +
+      'without it, the most recently updated. Returns up to `first` issues with identifier, title, ' +
+      'state, priority, assignee, team key and URL. linear_get_issue shows one issue in full.',
     inputSchema: object({
       query: {
         type: 'string',
         minLength: 1,
-        description: 'Words to search for, or an identifier like ENG-123.',
+        description: 'Words, or an identifier like ENG-123.',
       },
-      team: { type: 'string', minLength: 1, description: 'Only issues of the team with this key, e.g. ENG.' },
-      assignedToMe: { type: 'boolean', description: 'true: only issues assigned to the connected user.' },
+      team: { type: 'string', minLength: 1, description: 'A team key, e.g. ENG.' },
+      assignedToMe: { type: 'boolean' },
       stateType: {
         type: 'string',
         enum: STATE_TYPES,
-        description: 'Only issues whose workflow state is of this type (started = in progress).',
+        description: 'started is in progress.',
       },
       ...PAGING,
     }),
@@ -153,9 +149,9 @@ export const linearTools: PluginTool[] = [
     name: 'linear_get_issue',
     title: 'Get an issue',
     description:
-      'Read one Linear issue by its identifier (ENG-123) or UUID. Returns its title, Markdown description, ' +
+      'Read one Linear issue in full, with the ids linear_update_issue takes. Returns its title, Markdown description, ' +
       'workflow state, priority, assignee, team, labels, project, parent issue, due date, estimate, URL and ' +
-      'timestamps, with the ids linear_update_issue takes.',
+      'timestamps.',
     inputSchema: object({ id: ISSUE_ID }, ['id']),
     outputSchema: ISSUE_OUTPUT,
     annotations: READ_ONLY,
@@ -167,15 +163,13 @@ export const linearTools: PluginTool[] = [
     name: 'linear_create_issue',
     title: 'Create an issue',
     description:
-      'Create a Linear issue. Requires `teamId` (a team UUID from linear_list_teams) and `title`. Optional: ' +
-      '`description` (Markdown), `priority`, `assigneeId`, `stateId` and `labelIds` (from linear_list_teams; ' +
-      'they must belong to the team), `parentId` (makes it a sub-issue) and `dueDate`. Without `stateId` the ' +
-      "team's default state applies. Returns the new issue with its identifier and URL.",
+      "Create a Linear issue (in the team's default state unless `stateId` says otherwise). Returns the " +
+      'new issue with its identifier and URL.',
     inputSchema: object(
       {
-        teamId: ID('UUID of the team the issue belongs to (linear_list_teams lists them).'),
+        teamId: ID('From linear_list_teams.'),
         ...FIELDS,
-        parentId: ID('The parent issue, for a sub-issue: its identifier such as "ENG-123", or its UUID.'),
+        parentId: ID("For a sub-issue: the parent's identifier or UUID."),
       },
       ['teamId', 'title'],
     ),
@@ -189,19 +183,16 @@ export const linearTools: PluginTool[] = [
     name: 'linear_update_issue',
     title: 'Update an issue',
     description:
-      'Change a Linear issue. Requires `id` (identifier such as ENG-123, or UUID) and at least one field: ' +
-      '`title`, `description` (replaces the whole description), `priority`, `assigneeId` (null unassigns), ' +
-      '`stateId` (moves the issue to that workflow state, e.g. Done; ids from linear_list_teams), `labelIds` ' +
-      '(replaces all labels) or `addedLabelIds`/`removedLabelIds`, `dueDate` (null clears it). Fields left out ' +
-      'stay as they are. Returns the updated issue.',
+      'Change the fields given of a Linear issue: `stateId` moves it to a workflow state (e.g. Done), ' +
+      '`labelIds` replaces all labels, null clears `assigneeId` or `dueDate`. Returns the updated issue.',
     inputSchema: object(
       {
         id: ISSUE_ID,
         ...FIELDS,
         assigneeId: nullable(ASSIGNEE_ID),
         dueDate: nullable(DUE_DATE),
-        addedLabelIds: IDS('UUIDs of labels to add, keeping the others.'),
-        removedLabelIds: IDS('UUIDs of labels to remove, keeping the others.'),
+        addedLabelIds: IDS('Label UUIDs to add.'),
+        removedLabelIds: IDS('Label UUIDs to remove.'),
       },
       ['id'],
       { minProperties: 2 },
@@ -217,11 +208,10 @@ export const linearTools: PluginTool[] = [
     name: 'linear_list_teams',
     title: 'List teams',
     description:
-      'List the Linear teams the connected user can access. Each comes with its UUID, key (the prefix of ' +
-      'issue identifiers, e.g. ENG), name, workflow states (UUID, name, type: triage, backlog, unstarted, ' +
-      'started, completed, canceled or duplicate) and labels (UUID, name), up to 50 of each: the ids ' +
-      'linear_create_issue and linear_update_issue take. When more teams exist the result ends with the ' +
-      '`after` cursor of the next page.',
+      'List the Linear teams the user can access, with the ids linear_create_issue and ' +
+      "linear_update_issue take. Returns each team's UUID, key (the prefix of issue identifiers, e.g. ENG), " +
+      'name, workflow states (UUID, name, type: triage, backlog, unstarted, started, completed, canceled ' +
+      'or duplicate) and labels (UUID, name), up to 50 of each.',
     inputSchema: object({ ...PAGING }),
     outputSchema: LIST_OUTPUT('teams'),
     annotations: READ_ONLY,

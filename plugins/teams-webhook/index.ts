@@ -32,13 +32,12 @@ const postMessage: PluginTool = {
   name: 'teams_webhook_post_message',
   title: 'Post a message',
   description:
-    "Posts a message to the workflow's Teams channel or chat, as an Adaptive Card with an optional bold " +
-    '`title` above the `text`. The text may use Markdown (**bold**, _italic_, [link](https://...), lists). ' +
-    'Workflows answers once it has accepted the message; the flow then posts it.',
+    "Posts a message to the workflow's Teams channel or chat: a `text` in Markdown (**bold**, " +
+    '_italic_, [link](https://...), lists) under an optional bold `title`.',
   inputSchema: object(
     {
-      text: { type: 'string', minLength: 1, description: 'The message, in Adaptive Card Markdown.' },
-      title: { type: 'string', minLength: 1, maxLength: 200, description: 'A heading shown in bold.' },
+      text: { type: 'string', minLength: 1 },
+      title: { type: 'string', minLength: 1, maxLength: 200 },
     },
     ['text'],
   ),
@@ -60,15 +59,13 @@ const postCard: PluginTool = {
   name: 'teams_webhook_post_card',
   title: 'Post an Adaptive Card',
   description:
-    "Posts an Adaptive Card you write (https://adaptivecards.io/explorer/) to the workflow's channel or chat: " +
-    '{"type": "AdaptiveCard", "body": [...], "actions": [...]}, with elements such as TextBlock, FactSet, ' +
-    `ColumnSet, Image and Action.OpenUrl. \`version\` defaults to ${CARD_VERSION} (the highest Teams renders ` +
-    'everywhere). Use teams_webhook_post_message for plain text.',
+    "Posts an Adaptive Card you write to the workflow's channel or chat, with elements such as " +
+    `TextBlock, FactSet, ColumnSet, Image and Action.OpenUrl (\`version\` default ${CARD_VERSION}). Use ` +
+    'teams_webhook_post_message for plain text.',
   inputSchema: object(
     {
       card: {
         type: 'object',
-        description: 'The Adaptive Card.',
         properties: {
           type: { const: 'AdaptiveCard' },
           version: { type: 'string', pattern: '^1\\.[0-6]$' },
