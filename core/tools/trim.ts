@@ -9,12 +9,17 @@
  * validates against the compiled schema anyway.
  * - Description: the compiler's `Required: a, b.` paragraph goes when it lists the schema's own
  *   `required` (models read that keyword), and so does a leading paragraph that only repeats the
- *   tool's title when more follows (the title is still served in `title`).
+ *   tool's title when more follows (the title is still served in `title`). Sentences after the
+ *   first that begin "Returns " go too: what comes back is for choosing among tools when
+ *   searching (search_tools indexes the compiled description, sentences included) and for clients
+ *   (outputSchema); a model calling the tool sees the result itself. Paragraphs are joined into
+ *   one line.
  * - Argument descriptions: top-level ones are kept whole up to {@link TOP_LEVEL_MAX} characters
  *   (the bundled ones all fit: their examples are what an agent needs); nested ones are cut to their
  *   first sentence, at most {@link NESTED_MAX} characters.
- * - Dropped: `$comment` and `x-` extensions (for maintainers and code generators) and a `title`
- *   that only repeats its property's name. Kept: `default` (tells a model what leaving an argument
+ * - Dropped: `$comment` and `x-` extensions (for maintainers and code generators), a `title`
+ *   that only repeats its property's name, and documentation links in parentheses in any
+ *   description (a model cannot follow them while calling). Kept: `default` (tells a model what leaving an argument
  *   out means), `examples` (the compiler keeps only short scalar ones, and they name values a
  *   description does not: google_drive_create_file's spreadsheet MIME type), `format`,
  *   `deprecated`, `readOnly` properties (removing one would reject it where additionalProperties
@@ -67,7 +72,17 @@ function trimDescription(tool: ToolDescriptor): string {
   const listed = /^Required: (.+)\.$/.exec(paragraphs.at(-1) ?? '')?.[1]?.split(', ');
   if (listed && sameSet(listed, required)) paragraphs.pop();
   if (paragraphs.length > 1 && paragraphs[0]?.replace(/\.$/, '') === tool.title) paragraphs.shift();
-  return paragraphs.join('\n\n');
+  const [first = '', ...rest] = sentences(withoutLinks(paragraphs.join(' ')));
+  return [first, ...rest.filter((sentence) => !sentence.startsWith('Returns '))].join(' ');
+}
+
+// A documentation link in parentheses, as OpenAPI descriptions cite them: a model cannot follow it
+// while choosing or calling a tool. A link inside an example (`[text](https://...)`) is part of
+// the example, and stays.
+const LINK = /\s+\((?:see )?https?:\/\/[^\s)]+\)/g;
+
+function withoutLinks(text: string): string {
+  return text.replace(LINK, '');
 }
 
 // Keywords whose value is a map of named sub-schemas one level deeper (the names are data: a
@@ -101,7 +116,7 @@ function trimSchema(schema: unknown, depth: number, name: string): unknown {
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$comment' || key.startsWith('x-')) continue;
     if (key === 'title' && typeof value === 'string' && words(value) === words(name)) continue;
-    if (key === 'description' && typeof value === 'string') out[key] = shorten(value, depth);
+    if (key === 'description' && typeof value === 'string') out[key] = shorten(withoutLinks(value), depth);
     else if ((DEEPER_MAPS.has(key) || SAME_LEVEL_MAPS.has(key)) && isRecord(value)) {
       const level = DEEPER_MAPS.has(key) ? depth + 1 : depth;
       out[key] = Object.fromEntries(

@@ -77,11 +77,12 @@ describe('trimTool over the bundled catalog', () => {
       ) / list.length;
     const before = average(tools);
     const after = average(tools.map(trimTool));
-    // Measured: 217.1 before, 208.5 after. Issue 15 asks for <= 150; what stands between is the
-    // manifests' own wording (about 57 tokens of tool description and 66 of argument descriptions
-    // per tool, each of which an agent uses) over a ~75-token schema skeleton that validation needs.
+    // Measured: 158.5 compiled, 146.6 served (the manifests' wording was tightened first: 217.1
+    // compiled before). Issue 15's target is 150 over the full list, system tools included, which
+    // the bench's context section measures (146 cl100k, 150 o200k); a ~91-token schema skeleton
+    // that validation needs leaves about 59 tokens a tool for what the descriptions say.
     expect(after).toBeLessThan(before);
-    expect(after).toBeLessThanOrEqual(209);
+    expect(after).toBeLessThanOrEqual(150);
   });
 
   it('serves outputSchema, title and annotations as compiled', () => {
@@ -103,7 +104,7 @@ describe('trimTool', () => {
     ...over,
   });
 
-  it("drops the compiler's Required paragraph when it lists the schema's required, and a title repeated before more", () => {
+  it("drops the compiler's Required paragraph when it lists the schema's required, and a title repeated before more, on one line", () => {
     const inputSchema = { type: 'object', properties: {}, required: ['owner', 'repo'] };
     expect(
       trimTool(
@@ -116,10 +117,36 @@ describe('trimTool', () => {
     // Listing other names than the schema requires, the paragraph says something: it stays.
     expect(
       trimTool(tool({ description: 'Opens an issue.\n\nRequired: owner.', inputSchema })).description,
-    ).toBe('Opens an issue.\n\nRequired: owner.');
+    ).toBe('Opens an issue. Required: owner.');
     expect(
       trimTool(tool({ description: 'Deprecated. Create an issue.\n\nOpens an issue.' })).description,
-    ).toBe('Deprecated. Create an issue.\n\nOpens an issue.');
+    ).toBe('Deprecated. Create an issue. Opens an issue.');
+  });
+
+  it('drops what comes back after the first sentence, and documentation links, from descriptions', () => {
+    const { description, inputSchema } = trimTool(
+      tool({
+        description:
+          'Returns one issue. Use it before editing (see https://docs.example.com/issues). Returns its ' +
+          'title and body.\n\nReturns nothing else. Markdown such as [a link](https://example.com) stays.',
+        inputSchema: {
+          type: 'object',
+          properties: {
+            q: {
+              type: 'string',
+              description: 'Search syntax (https://docs.example.com/search). E.g. is:open.',
+            },
+          },
+        },
+      }),
+    );
+    // The first sentence stays whatever it says: it is what the tool does.
+    expect(description).toBe(
+      'Returns one issue. Use it before editing. Markdown such as [a link](https://example.com) stays.',
+    );
+    expect((inputSchema.properties as Record<string, JsonSchema>).q!.description).toBe(
+      'Search syntax. E.g. is:open.',
+    );
   });
 
   it('cuts nested descriptions to their first sentence and bounds top-level ones at a sentence', () => {
