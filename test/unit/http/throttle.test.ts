@@ -62,14 +62,14 @@ describe('SignInThrottle', () => {
 
   it("keeps each kind of sign-in's failures to itself: wrong API keys on the front door never lock the dashboard", async () => {
     const frontDoor = new SignInThrottle(store, new MemoryLock(), WINDOW_MS, 'front-door');
-    const wrong = async () => ({ ok: false as const, reason: 'wrong' as const });
+    const wrong = () => Promise.resolve({ ok: false as const, reason: 'wrong' as const });
     for (let i = 0; i < 5; i++) await frontDoor.guard('10.0.1.1', wrong);
     await expect(frontDoor.guard('10.0.1.1', wrong)).resolves.toMatchObject({ reason: 'locked' });
     await expect(throttle.attempt('10.0.1.1', PASSWORD)).resolves.toEqual({ ok: true, value: true });
     await failed('10.0.3.1', 5, 1_000);
     await expect(throttle.attempt('10.0.3.1', PASSWORD)).resolves.toMatchObject({ reason: 'locked' });
     await expect(
-      frontDoor.guard('10.0.3.1', async () => ({ ok: true as const, value: 'signed in' })),
+      frontDoor.guard('10.0.3.1', () => Promise.resolve({ ok: true as const, value: 'signed in' })),
     ).resolves.toEqual({ ok: true, value: 'signed in' });
   });
 
