@@ -40,6 +40,10 @@ export const FINDING_CODES = {
   TG_OPENAPI_INVALID: 'The OpenAPI document cannot be read.',
   TG_OPENAPI_UNSUPPORTED: 'An operation uses a construct the compiler does not support; it is skipped.',
   TG_OPENAPI_TOO_MANY_TOOLS: 'More operations are selected than max_tools allows.',
+  TG_OPENAPI_SCHEMA_CUT:
+    'A recursive or too deeply nested schema is an open object in some tools, described as such.',
+  TG_OPENAPI_BAD_SCHEMA:
+    'An operation compiles to an input schema that is not valid JSON Schema; it is skipped.',
 } as const;
 
 export type FindingCode = keyof typeof FINDING_CODES;

@@ -5,12 +5,14 @@
  */
 import type { Manifest } from '../manifest-schema.js';
 import type { ToolDraft } from '../tool-draft.js';
+import type { FindingCode } from '../findings.js';
+import { toolSchemaProblem } from '../json-schema.js';
 import type { Finding } from '../types.js';
 import type { PathSegment, YamlSource } from '../yaml-source.js';
 import { listOperations, UnsupportedError, type OpenApiDocument, type OperationRef } from './document.js';
 import { deriveToolName, uniqueName } from './names.js';
 import { compileOperation } from './operation.js';
-import { SchemaConverter } from './schema.js';
+import { REF_DEPTH, SchemaConverter, type Cut } from './schema.js';
 import { selectorMatches } from './select.js';
 
 type OpenApiSpec = NonNullable<Manifest['openapi']>;
@@ -48,26 +50,46 @@ export function compileOpenApiTools(
     ...[...overrides.values()].flatMap((o) => (o.spec.name ? [o.spec.name] : [])),
   ]);
   const drafts: ToolDraft[] = [];
+  const cuts = new Map<string, { cut: Cut; tools: string[] }>();
+  const skip = (op: OperationRef, code: FindingCode, why: string) =>
+    findings.push(
+      source.finding(
+        code,
+        ['openapi', 'file'],
+        `${op.key}${op.operationId ? ` (${op.operationId})` : ''} is skipped: ${why}; ` +
+          'exclude it under openapi > operations > exclude to silence this',
+        { severity: 'warning' },
+      ),
+    );
   for (const op of selected) {
     let compiled;
     try {
       compiled = compileOperation(doc, converter, op);
     } catch (error) {
       if (!(error instanceof UnsupportedError)) throw error;
-      findings.push(
-        source.finding(
-          'TG_OPENAPI_UNSUPPORTED',
-          ['openapi', 'file'],
-          `${op.key}${op.operationId ? ` (${op.operationId})` : ''} is skipped: ${error.message} is not supported; ` +
-            'exclude it under openapi > operations > exclude to silence this',
-          { severity: 'warning' },
-        ),
-      );
+      skip(op, 'TG_OPENAPI_UNSUPPORTED', `${error.message} is not supported`);
       continue;
     }
+    // The check plugin and inline tools pass (provider.ts, inline.ts): a schema keyword copied
+    // from the document (an unknown `type`) must not reach clients as an invalid schema.
+    const problem = toolSchemaProblem(compiled.inputSchema);
+    if (problem !== undefined) {
+      skip(op, 'TG_OPENAPI_BAD_SCHEMA', `its input schema ${problem}`);
+      continue;
+    }
+    const outputSchema =
+      compiled.outputSchema && toolSchemaProblem(compiled.outputSchema) === undefined
+        ? compiled.outputSchema
+        : undefined;
     const override = overrides.get(op);
     const name = override?.spec.name ?? uniqueName(deriveToolName(providerId, op), taken);
     taken.add(name);
+    for (const cut of compiled.cuts) {
+      const key = `${cut.name} ${cut.why}`;
+      const seen = cuts.get(key) ?? { cut, tools: [] };
+      seen.tools.push(name);
+      cuts.set(key, seen);
+    }
     const server = override?.spec.server ?? spec.server;
     const title = override?.spec.title ?? compiled.title;
     drafts.push({
@@ -78,7 +100,7 @@ export function compileOpenApiTools(
         ...(title !== undefined ? { title } : {}),
         description: override?.spec.description ?? compiled.description,
         inputSchema: compiled.inputSchema,
-        ...(compiled.outputSchema ? { outputSchema: compiled.outputSchema } : {}),
+        ...(outputSchema ? { outputSchema } : {}),
         annotations: { ...compiled.annotations, ...override?.spec.annotations },
         request: { ...compiled.request, ...(server !== undefined ? { server } : {}) },
       },
@@ -86,7 +108,24 @@ export function compileOpenApiTools(
       ...(override?.spec.name ? { namedAt: [...override.at, 'name'] } : {}),
     });
   }
+  for (const { cut, tools } of cuts.values()) findings.push(cutFinding(source, cut, tools));
   return { drafts, findings };
+}
+
+/** One finding per cut schema: where the open object stands, and why. */
+function cutFinding(source: YamlSource, cut: Cut, tools: readonly string[]): Finding {
+  const where =
+    tools.length <= 3 ? tools.join(', ') : `${tools.slice(0, 3).join(', ')} and ${tools.length - 3} more`;
+  const why =
+    cut.why === 'recursive'
+      ? 'refers back to itself through its $refs'
+      : `lies deeper than the $refs inlined (${REF_DEPTH} deep, less where a schema would pass its size budget)`;
+  return source.finding(
+    'TG_OPENAPI_SCHEMA_CUT',
+    ['openapi', 'file'],
+    `schema ${cut.name} ${why}, so it is an open object described "${cut.name} (${cut.why}; see the API docs)" in ${where}`,
+    { severity: 'warning' },
+  );
 }
 
 function selectOperations(

@@ -18,7 +18,7 @@ import {
   type OpenApiDocument,
   type OperationRef,
 } from './document.js';
-import type { SchemaConverter } from './schema.js';
+import { REF_DEPTH, schemaSize, type Cut, type SchemaConverter, type SchemaSize } from './schema.js';
 
 export interface CompiledOperation {
   title?: string;
@@ -27,6 +27,8 @@ export interface CompiledOperation {
   outputSchema?: JsonSchema;
   annotations: ToolAnnotations;
   request: RequestPlan;
+  /** The `$ref`s left as described open objects in the schemas above. */
+  cuts: Cut[];
 }
 
 type Location = ParameterBinding['in'];
@@ -67,6 +69,16 @@ const LEGACY_SCHEMA_FIELDS = [
   'x-nullable',
 ];
 
+/**
+ * What one tool's schemas may weigh serialised (issue 16): a schema over its budget is converted
+ * again with `$ref`s inlined less deep. The input budget keeps tools/list and a model's context
+ * sane; GitHub's largest inputSchema is 23 KB, its largest outputSchema 86 KB.
+ */
+export const INPUT_BUDGET: SchemaSize = { bytes: 64 * 1024, nodes: 4_000 };
+export const OUTPUT_BUDGET: SchemaSize = { bytes: 256 * 1024, nodes: 16_000 };
+/** The `$ref` depths tried, deepest first, until a schema fits its budget. */
+const DEPTHS = [REF_DEPTH, 8, 4, 2, 1, 0];
+
 /** Compiles one operation; throws UnsupportedError when it cannot become a correct tool. */
 export function compileOperation(
   doc: OpenApiDocument,
@@ -76,6 +88,57 @@ export function compileOperation(
   if (!(HTTP_METHODS as readonly string[]).includes(op.method))
     throw new UnsupportedError(`method ${op.method}`);
   const method = op.method as Method;
+  let input: ReturnType<typeof compileInput> | undefined;
+  let size: SchemaSize | undefined;
+  for (const depth of DEPTHS) {
+    converter.takeCuts();
+    input = compileInput(doc, converter, op, method, depth);
+    size = schemaSize(input.inputSchema);
+    if (fits(size, INPUT_BUDGET)) break;
+    input = undefined;
+  }
+  if (input === undefined || size === undefined) {
+    throw new UnsupportedError(
+      `an input schema of ${budgetText(size)} even with no $ref inlined (the budget is ${budgetText(INPUT_BUDGET)})`,
+    );
+  }
+  const cuts = converter.takeCuts();
+  let outputSchema: JsonSchema | undefined;
+  for (const depth of DEPTHS) {
+    outputSchema = responseSchema(doc, converter, op, depth);
+    if (outputSchema === undefined || fits(schemaSize(outputSchema), OUTPUT_BUDGET)) break;
+    outputSchema = undefined;
+    converter.takeCuts();
+  }
+  const named = new Map([...cuts, ...converter.takeCuts()].map((cut) => [`${cut.name} ${cut.why}`, cut]));
+  const title = operationTitle(op.operation);
+  return {
+    ...(title !== undefined ? { title } : {}),
+    description: describeOperation(op, input.required),
+    inputSchema: input.inputSchema,
+    ...(outputSchema ? { outputSchema } : {}),
+    annotations: annotationsFor(method),
+    request: input.request,
+    cuts: [...named.values()],
+  };
+}
+
+function fits(size: SchemaSize, budget: SchemaSize): boolean {
+  return size.bytes <= budget.bytes && size.nodes <= budget.nodes;
+}
+
+function budgetText(size: SchemaSize | undefined): string {
+  return size ? `${Math.ceil(size.bytes / 1024)} KB and ${size.nodes} nodes` : 'unknown size';
+}
+
+/** The tool's arguments and request plan, with `$ref`s inlined at most `depth` deep. */
+function compileInput(
+  doc: OpenApiDocument,
+  converter: SchemaConverter,
+  op: OperationRef,
+  method: Method,
+  depth: number,
+): { inputSchema: JsonSchema; required: string[]; request: RequestPlan } {
   const parameters = mergedParameters(doc, op);
   const taken = new Set<string>();
   const properties: JsonSchema = {};
@@ -88,7 +151,10 @@ export function compileOperation(
       if (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) continue;
       const arg = claimArg(name, location, taken);
       const isRequired = location === 'path' || param.required === true;
-      properties[arg] = annotate(asObject(converter.convert(parameterSchema(doc, param), 'input')), param);
+      properties[arg] = annotate(
+        asObject(converter.convert(parameterSchema(doc, param), 'input', depth)),
+        param,
+      );
       if (isRequired) required.push(arg);
       bindings.push({
         arg,
@@ -105,7 +171,7 @@ export function compileOperation(
   }
 
   const request: RequestPlan = { method, path: op.path, parameters: bindings };
-  const body = requestBody(doc, converter, op, parameters);
+  const body = requestBody(doc, converter, op, parameters, depth);
   if (body) {
     const spread = spreadableKeys(body.schema, taken);
     if (spread) {
@@ -141,16 +207,7 @@ export function compileOperation(
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: false,
   };
-  const outputSchema = responseSchema(doc, converter, op);
-  const title = operationTitle(op.operation);
-  return {
-    ...(title !== undefined ? { title } : {}),
-    description: describeOperation(op, required),
-    inputSchema,
-    ...(outputSchema ? { outputSchema } : {}),
-    annotations: annotationsFor(method),
-    request,
-  };
+  return { inputSchema, required, request };
 }
 
 /** MCP hints from HTTP semantics; PUT and DELETE are idempotent by definition (RFC 9110, 9.2.2). */
@@ -217,8 +274,9 @@ function requestBody(
   converter: SchemaConverter,
   op: OperationRef,
   parameters: JsonObject[],
+  depth: number,
 ): Body | undefined {
-  if (doc.version === '2.0') return legacyBody(doc, converter, op, parameters);
+  if (doc.version === '2.0') return legacyBody(doc, converter, op, parameters, depth);
   const body = resolveObject(doc, op.operation.requestBody);
   if (!body) return undefined;
   const required = body.required === true;
@@ -231,7 +289,7 @@ function requestBody(
   return {
     contentType: media.contentType,
     required,
-    schema: converter.convert(mediaObject.schema ?? {}, 'input'),
+    schema: converter.convert(mediaObject.schema ?? {}, 'input', depth),
     ...(typeof body.description === 'string' ? { description: oneLine(body.description) } : {}),
   };
 }
@@ -241,6 +299,7 @@ function legacyBody(
   converter: SchemaConverter,
   op: OperationRef,
   parameters: JsonObject[],
+  depth: number,
 ): Body | undefined {
   const consumes = [op.operation.consumes, doc.root.consumes].find(Array.isArray) as unknown[] | undefined;
   const types = (consumes ?? []).map(String);
@@ -253,7 +312,7 @@ function legacyBody(
     return {
       contentType: 'application/json',
       required,
-      schema: converter.convert(bodyParam.schema ?? {}, 'input'),
+      schema: converter.convert(bodyParam.schema ?? {}, 'input', depth),
       ...(typeof bodyParam.description === 'string' ? { description: oneLine(bodyParam.description) } : {}),
     };
   }
@@ -278,7 +337,7 @@ function legacyBody(
   return {
     contentType: 'application/x-www-form-urlencoded',
     required: fields.some((f) => f.required === true),
-    schema: converter.convert(schema, 'input'),
+    schema: converter.convert(schema, 'input', depth),
   };
 }
 
@@ -308,6 +367,7 @@ function responseSchema(
   doc: OpenApiDocument,
   converter: SchemaConverter,
   op: OperationRef,
+  depth: number,
 ): JsonSchema | undefined {
   const responses = isObject(op.operation.responses) ? op.operation.responses : {};
   const code = Object.keys(responses)
@@ -328,7 +388,7 @@ function responseSchema(
           : undefined;
     }
     if (raw === undefined) return undefined;
-    const schema = converter.convert(raw, 'output');
+    const schema = converter.convert(raw, 'output', depth);
     if (typeof schema === 'boolean') return undefined;
     if (schema.type === 'object') return schema;
     return schema.type === undefined && isObject(schema.properties)

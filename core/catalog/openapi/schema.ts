@@ -1,11 +1,16 @@
 /**
  * Turns OpenAPI 2.0/3.0/3.1 schemas into self-contained JSON Schema 2020-12, the dialect MCP tool
- * schemas use: every `$ref` inlined (several LLM APIs reject them), cycles cut, `allOf` merged where
- * that keeps the meaning, `nullable` turned into type arrays, OpenAPI-only keywords dropped.
+ * schemas use: every `$ref` inlined (several LLM APIs reject them), `allOf` merged where that keeps
+ * the meaning, `nullable` turned into type arrays, OpenAPI-only keywords dropped. Recursion is cut
+ * by a rule that does not depend on where a schema is used (issue 16): inside the schemas that
+ * reference each other, a reference back into them is a described open object, as is a `$ref`
+ * deeper than the depth allowed; so each (`$ref`, depth) converts once and a document of any shape
+ * converts in time linear in its size.
  *
  * Results are shared between tools (a converted component is memoised), so nothing returned here
  * may be mutated; every step builds new objects.
  */
+import { compiles } from '../json-schema.js';
 import type { JsonSchema, SchemaOut } from '../types.js';
 import {
   isObject,
@@ -76,25 +81,70 @@ const REF_SIBLINGS_LEGACY = new Set([
   'example',
 ]);
 
-/** Beyond this many nested `$ref`s a schema is cut like a cycle; real documents stay far below. */
-const MAX_REF_DEPTH = 32;
+/** How deep `$ref`s are inlined at most; real documents stay far below (GitHub's deepest is 9). */
+export const REF_DEPTH = 32;
+
+/** Why a `$ref` was not inlined: its schema recurs, or it lies deeper than the depth allowed. */
+export type CutReason = 'recursive' | 'nested too deep';
+
+/** One `$ref` left as a described open object, by the name of the schema it points at. */
+export interface Cut {
+  name: string;
+  why: CutReason;
+}
+
+/** A converted `$ref` target, valid wherever at least `height` more levels of `$ref` may be inlined. */
+interface Expansion {
+  result: SchemaOut;
+  /** Longest chain of `$ref`s inlined in it, itself included. */
+  height: number;
+  /** The depth it was converted with, when that limit cut something: then it is valid there only. */
+  cutAt?: number;
+  cuts: readonly Cut[];
+}
+
+/** What the conversion of one `$ref` target gathers while it runs. */
+interface Frame {
+  component: number;
+  remaining: number;
+  height: number;
+  /** Whether the depth limit cut a `$ref` inside. */
+  deep: boolean;
+  cuts: Map<string, Cut>;
+}
 
 export class SchemaConverter {
-  private readonly memo: Record<Direction, Map<string, SchemaOut>> = { input: new Map(), output: new Map() };
-  private readonly stack: string[] = [];
-  /** Lowest stack index a cycle was cut at while converting the current `$ref`. */
-  private lowestCut = Infinity;
+  private readonly memo: Record<Direction, Map<string, Expansion[]>> = {
+    input: new Map(),
+    output: new Map(),
+  };
+  private readonly components = new Map<string, number>();
+  private readonly cyclic = new Set<number>();
+  private frame: Frame = { component: -1, remaining: REF_DEPTH, height: 0, deep: false, cuts: new Map() };
+  private taken = new Map<string, Cut>();
 
   constructor(private readonly doc: OpenApiDocument) {}
 
   /**
    * Converts one schema of the document. `input` drops readOnly properties (the server sets
-   * them), `output` drops writeOnly ones. Throws UnsupportedError for what cannot be expressed.
+   * them), `output` drops writeOnly ones. At most `depth` nested `$ref`s are inlined; deeper ones,
+   * and a `$ref` back into the group of schemas that reference each other (a strongly connected
+   * component of the reference graph) it is being inlined from, become a described open object.
+   * Each (`$ref`, depth) is converted once, so the work is linear in the document's size.
+   * Throws UnsupportedError for what cannot be expressed.
    */
-  convert(schema: unknown, direction: Direction): SchemaOut {
-    this.stack.length = 0;
-    this.lowestCut = Infinity;
-    return this.schema(schema, direction);
+  convert(schema: unknown, direction: Direction, depth = REF_DEPTH): SchemaOut {
+    this.frame = { component: -1, remaining: depth, height: 0, deep: false, cuts: new Map() };
+    const result = this.schema(schema, direction);
+    for (const [key, cut] of this.frame.cuts) this.taken.set(key, cut);
+    return result;
+  }
+
+  /** The `$ref`s cut by the conversions since the last call, by schema name. */
+  takeCuts(): Cut[] {
+    const cuts = [...this.taken.values()];
+    this.taken = new Map();
+    return cuts;
   }
 
   private schema(schema: unknown, direction: Direction): SchemaOut {
@@ -117,35 +167,93 @@ export class SchemaConverter {
   }
 
   private ref(ref: string, direction: Direction): SchemaOut {
-    const name = ref.slice(ref.lastIndexOf('/') + 1);
-    const onStack = this.stack.indexOf(ref);
-    if (onStack >= 0 || this.stack.length >= MAX_REF_DEPTH) {
-      this.lowestCut = Math.min(this.lowestCut, onStack >= 0 ? onStack : 0);
+    const outer = this.frame;
+    const component = this.componentOf(ref);
+    if (component === outer.component && this.cyclic.has(component)) return this.cut(ref, 'recursive');
+    if (outer.remaining === 0) return this.cut(ref, 'nested too deep');
+    const expansions = this.memo[direction].get(ref) ?? [];
+    let expansion = expansions.find((e) =>
+      e.cutAt !== undefined ? e.cutAt === outer.remaining : e.height <= outer.remaining,
+    );
+    if (expansion === undefined) {
       const target = resolvePointer(this.doc, ref);
-      const type = isObject(target) && typeof target.type === 'string' ? target.type : 'object';
-      const why = onStack >= 0 ? `recursive: same shape as ${name} above` : `nested too deep: ${name}`;
-      return { type, description: `(${why})` };
+      if (target === undefined) throw new UnsupportedError(`$ref "${ref}" points at nothing`);
+      const inner: Frame = {
+        component,
+        remaining: outer.remaining - 1,
+        height: 0,
+        deep: false,
+        cuts: new Map(),
+      };
+      this.frame = inner;
+      try {
+        const result = this.schema(target, direction);
+        expansion = {
+          result,
+          height: inner.height + 1,
+          ...(inner.deep ? { cutAt: outer.remaining } : {}),
+          cuts: [...inner.cuts.values()],
+        };
+      } finally {
+        this.frame = outer;
+      }
+      expansions.push(expansion);
+      this.memo[direction].set(ref, expansions);
     }
-    const memoised = this.memo[direction].get(ref);
-    if (memoised !== undefined) return memoised;
-    const target = resolvePointer(this.doc, ref);
-    if (target === undefined) throw new UnsupportedError(`$ref "${ref}" points at nothing`);
+    outer.height = Math.max(outer.height, expansion.height);
+    if (expansion.cutAt !== undefined) outer.deep = true;
+    for (const cut of expansion.cuts) outer.cuts.set(`${cut.name} ${cut.why}`, cut);
+    return expansion.result;
+  }
 
-    const depth = this.stack.length;
-    const outerCut = this.lowestCut;
-    this.stack.push(ref);
-    this.lowestCut = Infinity;
-    let result: SchemaOut;
-    try {
-      result = this.schema(target, direction);
-    } finally {
-      this.stack.pop();
-    }
-    const cut = this.lowestCut;
-    this.lowestCut = Math.min(outerCut, cut < depth ? cut : Infinity);
-    // Only an expansion that cut nothing is the same in every context; the others are redone.
-    if (cut === Infinity) this.memo[direction].set(ref, result);
-    return result;
+  /** The open object standing for a `$ref` that is not inlined, described so an agent knows why. */
+  private cut(ref: string, why: CutReason): JsonSchema {
+    const name = ref.slice(ref.lastIndexOf('/') + 1);
+    this.frame.cuts.set(`${name} ${why}`, { name, why });
+    if (why === 'nested too deep') this.frame.deep = true;
+    const target = resolvePointer(this.doc, ref);
+    const type = isObject(target) && typeof target.type === 'string' ? target.type : 'object';
+    return { type, description: `${name} (${why}; see the API docs)` };
+  }
+
+  /**
+   * The strongly connected component of the `$ref` graph that `ref` belongs to (Tarjan's
+   * algorithm, run from `ref` over what has no component yet). A component is cyclic when its
+   * schemas reach themselves through their `$ref`s.
+   */
+  private componentOf(ref: string): number {
+    const known = this.components.get(ref);
+    if (known !== undefined) return known;
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const visit = (node: string): void => {
+      index.set(node, index.size);
+      low.set(node, index.get(node)!);
+      stack.push(node);
+      onStack.add(node);
+      const edges = localRefs(this.doc, node);
+      for (const next of edges) {
+        if (this.components.has(next)) continue;
+        if (!index.has(next)) {
+          visit(next);
+          low.set(node, Math.min(low.get(node)!, low.get(next)!));
+        } else if (onStack.has(next)) {
+          low.set(node, Math.min(low.get(node)!, index.get(next)!));
+        }
+      }
+      if (low.get(node) !== index.get(node)) return;
+      const id = this.components.size;
+      const members = stack.splice(stack.indexOf(node));
+      for (const member of members) {
+        this.components.set(member, id);
+        onStack.delete(member);
+      }
+      if (members.length > 1 || edges.has(node)) this.cyclic.add(id);
+    };
+    visit(ref);
+    return this.components.get(ref)!;
   }
 
   private plain(schema: JsonObject, direction: Direction): SchemaOut {
@@ -234,15 +342,56 @@ export function nullable(schema: JsonSchema): JsonSchema {
   return { anyOf: [schema, { type: 'null' }] };
 }
 
-function compiles(pattern: string): boolean {
-  try {
-    new RegExp(pattern, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function isScalar(value: unknown): boolean {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
+/** The local `$ref`s written anywhere inside what `ref` points at: its edges in the reference graph. */
+function localRefs(doc: OpenApiDocument, ref: string): Set<string> {
+  const found = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item);
+    } else if (isObject(node)) {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$ref' && typeof value === 'string') {
+          if (value.startsWith('#/')) found.add(value);
+        } else {
+          walk(value);
+        }
+      }
+    }
+  };
+  walk(resolvePointer(doc, ref));
+  return found;
+}
+
+/** How big a schema is once serialised: its JSON in bytes, and its objects and arrays. */
+export interface SchemaSize {
+  bytes: number;
+  nodes: number;
+}
+
+// Converted schemas share subtrees (a memoised `$ref` appears wherever it is used), so sizes are
+// kept per object: measuring every tool of a document costs what its distinct subtrees do.
+const sizes = new WeakMap<object, SchemaSize>();
+
+/** The serialised size of `value`, without serialising it (a shared subtree is measured once). */
+export function schemaSize(value: unknown): SchemaSize {
+  if (typeof value !== 'object' || value === null) {
+    return { bytes: Buffer.byteLength(JSON.stringify(value) ?? 'null'), nodes: 0 };
+  }
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  const entries: [string | undefined, unknown][] = Array.isArray(value)
+    ? value.map((item: unknown) => [undefined, item])
+    : Object.entries(value).filter(([, v]) => v !== undefined);
+  const size = { bytes: 2 + Math.max(0, entries.length - 1), nodes: 1 };
+  for (const [key, item] of entries) {
+    const inner = schemaSize(item);
+    size.bytes += inner.bytes + (key === undefined ? 0 : Buffer.byteLength(JSON.stringify(key)) + 1);
+    size.nodes += inner.nodes;
+  }
+  sizes.set(value, size);
+  return size;
 }

@@ -93,6 +93,7 @@ describe('manifest validation', () => {
         '  overrides:\n    "GET /dogs": { name: acme_dogs }\ncategories:',
     ).replace('tools: [acme_ping]', 'match: [{ name: "acme_*" }]');
     expect(await validate(withDocument)).toEqual([
+      'acme.yaml:20:9  TG_OPENAPI_SCHEMA_CUT  openapi > file  schema Pet refers back to itself through its $refs, so it is an open object described "Pet (recursive; see the API docs)" in acme_list_pets, acme_create_pet, acme_get_pet (warning)',
       'acme.yaml:22:30  TG_MANIFEST_SELECTOR_UNMATCHED  openapi > operations > include > 1  matches no operation of the document; fix the selector or remove it',
       'acme.yaml:24:5  TG_MANIFEST_OVERRIDE_UNMATCHED  openapi > overrides > GET /dogs  no operation is "GET /dogs"; write "METHOD /path" exactly as in the document, or an operationId',
     ]);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { UnsupportedError } from '../../../../core/catalog/openapi/document.js';
-import { SchemaConverter } from '../../../../core/catalog/openapi/schema.js';
-import { documentOf } from './helpers.js';
+import { INPUT_BUDGET } from '../../../../core/catalog/openapi/operation.js';
+import { REF_DEPTH, SchemaConverter, schemaSize } from '../../../../core/catalog/openapi/schema.js';
+import { compileAll, documentOf } from './helpers.js';
 
 const convert = (
   version: '2.0' | '3.0' | '3.1',
@@ -36,7 +37,7 @@ describe('SchemaConverter', () => {
         name: { type: 'string' },
         children: {
           type: 'array',
-          items: { type: 'object', description: '(recursive: same shape as Node above)' },
+          items: { type: 'object', description: 'Node (recursive; see the API docs)' },
         },
       },
     });
@@ -192,5 +193,130 @@ describe('SchemaConverter', () => {
     expect(() => convert('3.0', { $ref: 'other.yaml#/Pet' })).toThrow(/external \$ref/);
     expect(() => convert('3.0', ref('Missing'))).toThrow(/points at nothing/);
     expect(() => convert('3.1', { $dynamicRef: '#meta' })).toThrow(UnsupportedError);
+  });
+
+  // Issue 16: 9 schemas referencing each other gave a 62 MB inputSchema, 10 exhausted the heap.
+  it('inlines N = 12 mutually referencing schemas once per tool, each reference back cut and described', () => {
+    const names = Array.from({ length: 12 }, (_, i) => `S${i}`);
+    const schemas = Object.fromEntries(
+      names.map((a) => [
+        a,
+        { type: 'object', properties: Object.fromEntries(names.map((b) => [b.toLowerCase(), ref(b)])) },
+      ]),
+    );
+    const body = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } });
+    const paths = Object.fromEntries(
+      names.map((name) => [
+        `/${name}`,
+        { put: { requestBody: body(name), responses: { '200': { description: 'ok', ...body(name) } } } },
+      ]),
+    );
+    const compiled = Object.values(compileAll(documentOf('3.0', paths, schemas)));
+    expect(compiled).toHaveLength(12);
+    for (const op of compiled) {
+      if (typeof op === 'string') throw new Error(op);
+      const size = schemaSize(op.inputSchema);
+      expect(size.bytes).toBe(Buffer.byteLength(JSON.stringify(op.inputSchema)));
+      // The body's 12 properties spread as arguments, each the described open object.
+      expect(size.nodes).toBe(1 + 1 + 12);
+      expect(size.bytes).toBeLessThan(1_000);
+      expect(op.inputSchema.properties).toEqual(
+        Object.fromEntries(
+          names.map((b) => [
+            b.toLowerCase(),
+            { type: 'object', description: `${b} (recursive; see the API docs)` },
+          ]),
+        ),
+      );
+      expect(schemaSize(op.outputSchema).nodes).toBe(1 + 1 + 12);
+      expect(op.cuts.map((c) => c.name).sort()).toEqual([...names].sort());
+    }
+  });
+
+  it('inlines what lies below a group of mutual references in full, and cuts only references into the group', () => {
+    const schemas = {
+      A: { type: 'object', properties: { b: ref('B'), tag: ref('Tag') } },
+      B: { type: 'object', properties: { a: ref('A'), tags: { type: 'array', items: ref('Tag') } } },
+      Tag: { type: 'object', properties: { label: { type: 'string' } } },
+    };
+    const tag = schemas.Tag;
+    expect(convert('3.0', ref('A'), schemas)).toEqual({
+      type: 'object',
+      properties: { b: { type: 'object', description: 'B (recursive; see the API docs)' }, tag },
+    });
+    expect(convert('3.0', { type: 'object', properties: { x: ref('B') } }, schemas)).toEqual({
+      type: 'object',
+      properties: {
+        x: {
+          type: 'object',
+          properties: {
+            a: { type: 'object', description: 'A (recursive; see the API docs)' },
+            tags: { type: 'array', items: tag },
+          },
+        },
+      },
+    });
+  });
+
+  it(`cuts a chain of $refs deeper than ${REF_DEPTH}, whichever link it starts from`, () => {
+    const schemas = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [
+        `L${i}`,
+        { type: 'object', properties: i === 39 ? { end: { type: 'string' } } : { next: ref(`L${i + 1}`) } },
+      ]),
+    );
+    const converter = new SchemaConverter(documentOf('3.0', {}, schemas));
+    const depthOf = (schema: unknown): { depth: number; last: unknown } => {
+      let depth = 0;
+      type Link = { properties?: { next?: Link } };
+      let node = schema as Link;
+      while (node.properties?.next) {
+        node = node.properties.next;
+        depth++;
+      }
+      return { depth, last: node };
+    };
+    expect(depthOf(converter.convert(ref('L0'), 'input'))).toEqual({
+      depth: REF_DEPTH,
+      last: { type: 'object', description: 'L32 (nested too deep; see the API docs)' },
+    });
+    // L6... were converted from L0 under a lower remaining depth: those expansions are not reused.
+    expect(depthOf(converter.convert(ref('L5'), 'input'))).toEqual({
+      depth: REF_DEPTH,
+      last: { type: 'object', description: 'L37 (nested too deep; see the API docs)' },
+    });
+    expect(depthOf(converter.convert(ref('L0'), 'input', 3)).last).toEqual({
+      type: 'object',
+      description: 'L3 (nested too deep; see the API docs)',
+    });
+    expect(converter.takeCuts()).toEqual([
+      { name: 'L32', why: 'nested too deep' },
+      { name: 'L37', why: 'nested too deep' },
+      { name: 'L3', why: 'nested too deep' },
+    ]);
+  });
+
+  it('fits an input schema whose shared $refs would serialise to 2^20 objects within the budget, cut less deep', () => {
+    const schemas = Object.fromEntries(
+      Array.from({ length: 21 }, (_, i) => [
+        `D${i}`,
+        i === 20
+          ? { type: 'string' }
+          : { type: 'object', properties: { left: ref(`D${i + 1}`), right: ref(`D${i + 1}`) } },
+      ]),
+    );
+    const paths = {
+      '/d': {
+        post: { requestBody: { content: { 'application/json': { schema: ref('D0') } } }, responses: {} },
+      },
+    };
+    const [op] = Object.values(compileAll(documentOf('3.0', paths, schemas)));
+    if (op === undefined || typeof op === 'string') throw new Error(String(op));
+    const size = schemaSize(op.inputSchema);
+    expect(size.bytes).toBeLessThanOrEqual(INPUT_BUDGET.bytes);
+    expect(size.nodes).toBeLessThanOrEqual(INPUT_BUDGET.nodes);
+    expect(size.bytes).toBe(Buffer.byteLength(JSON.stringify(op.inputSchema)));
+    expect(op.cuts).toEqual([{ name: 'D8', why: 'nested too deep' }]);
+    expect(JSON.stringify(op.inputSchema)).toContain('"D8 (nested too deep; see the API docs)"');
   });
 });
