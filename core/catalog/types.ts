@@ -45,10 +45,24 @@ export interface RequestPlan {
    * For webhook providers it is appended to the user's webhook URL (`''` = the URL itself).
    */
   path: string;
+  /**
+   * Query parameters every request carries, before the arguments': an OpenAPI path key's literal
+   * `?a=b` (a name without `=` has no value). Decoded; the request builder encodes them.
+   */
+  fixedQuery?: { name: string; value?: string }[];
   parameters: ParameterBinding[];
   body?: {
-    contentType: 'application/json' | 'application/x-www-form-urlencoded';
+    contentType:
+      | 'application/json'
+      | 'application/x-www-form-urlencoded'
+      | 'multipart/form-data'
+      | 'application/octet-stream';
     required: boolean;
+    /**
+     * multipart/form-data: the fields that are files, each an object {content (base64),
+     * filename?, media_type?} or an array of them. An octet-stream body is one base64 argument.
+     */
+    files?: string[];
     /**
      * `property`: the body is the tool argument named `arg`.
      * `spread`: the body is built from the listed top-level arguments (an object body whose

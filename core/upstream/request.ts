@@ -4,6 +4,7 @@
  * Serialization follows OpenAPI 3 `style`/`explode`; percent-encoding follows RFC 3986, so every
  * reserved character inside a value is encoded and only the delimiters we add stay literal.
  */
+import { randomUUID } from 'node:crypto';
 import type { ParameterBinding, RequestPlan } from '../catalog/types.js';
 import type { PluginHttpRequest } from '../catalog/plugins/types.js';
 
@@ -13,7 +14,7 @@ export interface UpstreamRequest {
   url: string;
   /** Lower-case names. */
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
 }
 
 /** Why arguments cannot be used: which field (`owner`, `filter.state`, `labels[0]`) and what is wrong. */
@@ -53,7 +54,9 @@ export function buildRequest(
   baseUrl: string,
 ): BuiltRequest {
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.8' };
-  const query: string[] = [];
+  const query = (plan.fixedQuery ?? []).map(({ name, value }) =>
+    value === undefined ? encode(name) : `${encode(name)}=${encode(value)}`,
+  );
   const pathValues = new Map<string, string>();
 
   for (const binding of plan.parameters) {
@@ -98,11 +101,109 @@ export function buildRequest(
     // A spread body none of whose fields were given is no body, unless the operation requires one.
     const absent = value === undefined || (from.kind === 'spread' && !body.required && isEmptyObject(value));
     if (!absent) {
-      headers['content-type'] = body.contentType;
-      request.body = body.contentType === 'application/json' ? JSON.stringify(value) : formBody(value);
+      const at = from.kind === 'property' ? `${from.arg}.` : '';
+      const encoded = encodeBody(body, value, at);
+      if (!encoded.ok) return encoded;
+      headers['content-type'] = encoded.contentType;
+      request.body = encoded.body;
     }
   }
   return { ok: true, request };
+}
+
+/**
+ * What the files of one request may weigh decoded: their base64 must fit, with the rest of the
+ * call, in the 4 MB an MCP request may carry (core/http/app.ts BODY_LIMIT).
+ */
+export const MAX_UPLOAD_BYTES = 2 * 1024 * 1024;
+
+type EncodedBody = { ok: true; contentType: string; body: string | Buffer } | ArgumentProblem;
+
+// A media type as a header carries it: type/subtype and parameters, no line breaks.
+const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;[\t\x20-\x7e]*)?$/;
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/** The body of a request plan's content type; `at` prefixes the field names of problems. */
+function encodeBody(body: NonNullable<RequestPlan['body']>, value: unknown, at: string): EncodedBody {
+  switch (body.contentType) {
+    case 'application/json':
+      return { ok: true, contentType: body.contentType, body: JSON.stringify(value) };
+    case 'application/x-www-form-urlencoded':
+      return { ok: true, contentType: body.contentType, body: formBody(value) };
+    case 'application/octet-stream': {
+      const field = at.slice(0, -1);
+      const bytes = base64Bytes(value, field);
+      if (!Buffer.isBuffer(bytes)) return bytes;
+      return bytes.length > MAX_UPLOAD_BYTES
+        ? tooLarge(field, bytes.length)
+        : { ok: true, contentType: body.contentType, body: bytes };
+    }
+    case 'multipart/form-data':
+      return multipartBody(isRecord(value) ? value : {}, new Set(body.files), at);
+  }
+}
+
+function base64Bytes(value: unknown, field: string): Buffer | ArgumentProblem {
+  const text = typeof value === 'string' ? value.replace(/\s+/g, '') : '';
+  if (!BASE64.test(text) || text.length % 4 === 1) return problem(field, 'must be base64 text');
+  return Buffer.from(text, 'base64');
+}
+
+function tooLarge(field: string, size: number): ArgumentProblem {
+  const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MB`;
+  return problem(
+    field,
+    `makes the files of this call ${mb(size)} decoded; at most ${mb(MAX_UPLOAD_BYTES)} can be sent in one call`,
+  );
+}
+
+// RFC 7578 and the WHATWG encoding: `"`, CR and LF escaped in names and file names.
+function quoted(text: string): string {
+  return `"${text.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}"`;
+}
+
+/**
+ * `multipart/form-data` (RFC 7578): a file field is an object {content (base64), filename?,
+ * media_type?}, or an array of them, each one part; an array of scalars repeats its field; other
+ * objects and arrays are sent as JSON parts, as OpenAPI's default for them says.
+ */
+function multipartBody(fields: Record<string, unknown>, files: ReadonlySet<string>, at: string): EncodedBody {
+  const boundary = `toolgate-${randomUUID()}`;
+  const parts: Buffer[] = [];
+  let uploaded = 0;
+  const part = (name: string, headers: string, content: string | Buffer) =>
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}${headers}\r\n\r\n`),
+      Buffer.isBuffer(content) ? content : Buffer.from(content),
+      Buffer.from('\r\n'),
+    );
+  for (const [name, value] of Object.entries(fields)) {
+    if (!given(value)) continue;
+    if (files.has(name)) {
+      const list = Array.isArray(value) ? value : [value];
+      for (const [i, file] of list.entries()) {
+        const field = `${at}${name}${Array.isArray(value) ? `[${i}]` : ''}`;
+        const { content, filename, media_type: type } = isRecord(file) ? file : {};
+        const bytes = base64Bytes(content, `${field}.content`);
+        if (!Buffer.isBuffer(bytes)) return bytes;
+        uploaded += bytes.length;
+        if (uploaded > MAX_UPLOAD_BYTES) return tooLarge(`${field}.content`, uploaded);
+        const media = typeof type === 'string' ? type : 'application/octet-stream';
+        if (!MEDIA_TYPE.test(media))
+          return problem(`${field}.media_type`, 'must be a media type such as image/png');
+        const fileName = typeof filename === 'string' && filename !== '' ? filename : name;
+        part(name, `; filename=${quoted(fileName)}\r\nContent-Type: ${media}`, bytes);
+      }
+    } else if (Array.isArray(value) && value.every((item) => !isRecord(item) && !Array.isArray(item))) {
+      for (const item of value.filter(given)) part(name, '', scalar(item));
+    } else if (isRecord(value) || Array.isArray(value)) {
+      part(name, '\r\nContent-Type: application/json', JSON.stringify(value));
+    } else {
+      part(name, '', scalar(value));
+    }
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { ok: true, contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat(parts) };
 }
 
 function problem(field: string, rule: string): ArgumentProblem {

@@ -5,7 +5,10 @@ export interface Received {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;
+  /** The body as UTF-8 text. */
   body: string;
+  /** The body's bytes, as they arrived. */
+  bytes: Buffer;
 }
 
 /** What the stand-in answers to one request. */
@@ -34,10 +37,17 @@ export async function startReceiver(
   const waiting: ((req: Received) => void)[] = [];
   let delivered = 0;
   const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const entry: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      const bytes = Buffer.concat(chunks);
+      const entry: Received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: bytes.toString(),
+        bytes,
+      };
       received.push(entry);
       const answer = respond(entry);
       res.writeHead(answer.status, answer.headers ?? { 'content-type': 'text/plain' });

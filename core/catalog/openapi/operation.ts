@@ -40,6 +40,8 @@ interface Body {
   required: boolean;
   schema: SchemaOut;
   description?: string;
+  /** The fields of a multipart body that are files. */
+  files?: string[];
 }
 
 const LOCATIONS: readonly Location[] = ['path', 'query', 'header'];
@@ -170,7 +172,7 @@ function compileInput(
       throw new UnsupportedError(`required cookie parameter "${String(param.name)}"`);
   }
 
-  const request: RequestPlan = { method, path: op.path, parameters: bindings };
+  const request: RequestPlan = { method, ...requestTarget(op.path), parameters: bindings };
   const body = requestBody(doc, converter, op, parameters, depth);
   if (body) {
     const spread = spreadableKeys(body.schema, taken);
@@ -185,6 +187,7 @@ function compileInput(
       request.body = {
         contentType: body.contentType,
         required: body.required,
+        ...(body.files ? { files: body.files } : {}),
         from: { kind: 'spread', args: spread },
       };
     } else {
@@ -196,6 +199,7 @@ function compileInput(
       request.body = {
         contentType: body.contentType,
         required: body.required,
+        ...(body.files ? { files: body.files } : {}),
         from: { kind: 'property', arg },
       };
     }
@@ -208,6 +212,40 @@ function compileInput(
     additionalProperties: false,
   };
   return { inputSchema, required, request };
+}
+
+/**
+ * The request path of an OpenAPI path key and the fixed query it carries (issue 16). A `#...`
+ * suffix marks one of several operations on a path (`/accesspoint/{name}#x-amz-account-id`) and is
+ * not sent; a literal `?a=b&c` becomes fixed query parameters. A template variable in either part
+ * cannot be placed, nor can a query that is not percent-encoded correctly.
+ */
+function requestTarget(key: string): Pick<RequestPlan, 'path' | 'fixedQuery'> {
+  const hash = key.indexOf('#');
+  if (hash >= 0 && /[{}]/.test(key.slice(hash)))
+    throw new UnsupportedError(`path "${key}" (a template variable after "#")`);
+  const bare = hash >= 0 ? key.slice(0, hash) : key;
+  const mark = bare.indexOf('?');
+  if (mark < 0) return { path: bare };
+  const text = bare.slice(mark + 1);
+  if (/[{}]/.test(text)) throw new UnsupportedError(`path "${key}" (a template variable in its query)`);
+  const decode = (part: string): string => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw new UnsupportedError(`path "${key}" (a query that is not percent-encoded correctly)`);
+    }
+  };
+  const fixedQuery = text
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq < 0
+        ? { name: decode(pair) }
+        : { name: decode(pair.slice(0, eq)), value: decode(pair.slice(eq + 1)) };
+    });
+  return { path: bare.slice(0, mark), ...(fixedQuery.length > 0 ? { fixedQuery } : {}) };
 }
 
 /** MCP hints from HTTP semantics; PUT and DELETE are idempotent by definition (RFC 9110, 9.2.2). */
@@ -289,7 +327,7 @@ function requestBody(
   return {
     contentType: media.contentType,
     required,
-    schema: converter.convert(mediaObject.schema ?? {}, 'input', depth),
+    ...shapeBody(media.contentType, converter.convert(mediaObject.schema ?? {}, 'input', depth)),
     ...(typeof body.description === 'string' ? { description: oneLine(body.description) } : {}),
   };
 }
@@ -306,19 +344,25 @@ function legacyBody(
   const bodyParam = parameters.find((p) => p.in === 'body');
   if (bodyParam) {
     const required = bodyParam.required === true;
-    if (types.length > 0 && pickMediaType(types)?.contentType !== 'application/json') {
+    const contentType = types.length > 0 ? pickMediaType(types)?.contentType : 'application/json';
+    if (contentType !== 'application/json' && contentType !== 'application/octet-stream') {
       throw new UnsupportedError(`request body of type ${types.join(', ')}`);
     }
     return {
-      contentType: 'application/json',
+      contentType,
       required,
-      schema: converter.convert(bodyParam.schema ?? {}, 'input', depth),
+      ...shapeBody(contentType, converter.convert(bodyParam.schema ?? {}, 'input', depth)),
       ...(typeof bodyParam.description === 'string' ? { description: oneLine(bodyParam.description) } : {}),
     };
   }
   const fields = parameters.filter((p) => p.in === 'formData');
   if (fields.length === 0) return undefined;
-  if (types.length > 0 && !types.includes('application/x-www-form-urlencoded')) {
+  // A file cannot be sent in a urlencoded form: with one, the form is multipart.
+  const hasFile = fields.some((f) => f.type === 'file');
+  const urlencoded = types.length === 0 || types.includes('application/x-www-form-urlencoded');
+  const contentType: BodyContentType =
+    hasFile || !urlencoded ? 'multipart/form-data' : 'application/x-www-form-urlencoded';
+  if (types.length > 0 && !types.includes(contentType)) {
     throw new UnsupportedError(`form body of type ${types.join(', ')}`);
   }
   const schema = {
@@ -327,7 +371,7 @@ function legacyBody(
       fields.map((f) => [
         String(f.name),
         {
-          ...(parameterSchema(doc, f) as JsonObject),
+          ...(f.type === 'file' ? FILE_IN_DOCUMENT : (parameterSchema(doc, f) as JsonObject)),
           ...(typeof f.description === 'string' ? { description: f.description } : {}),
         },
       ]),
@@ -335,19 +379,99 @@ function legacyBody(
     required: fields.filter((f) => f.required === true).map((f) => String(f.name)),
   };
   return {
-    contentType: 'application/x-www-form-urlencoded',
+    contentType,
     required: fields.some((f) => f.required === true),
-    schema: converter.convert(schema, 'input', depth),
+    ...shapeBody(contentType, converter.convert(schema, 'input', depth)),
   };
 }
 
-/** JSON first, then a form; other media types (multipart, binary, XML) are not supported. */
+/** How a document describes a file: in a 3.x multipart schema, and what a 2.0 `type: file` becomes. */
+const FILE_IN_DOCUMENT = { type: 'string', format: 'binary' };
+
+/** JSON first, then a form, a multipart form, raw bytes; other media types (XML, text) are not supported. */
 function pickMediaType(types: string[]): { key: string; contentType: BodyContentType } | undefined {
   const bare = (t: string) => (t.split(';')[0] ?? '').trim().toLowerCase();
   const json = types.find((t) => /^application\/([a-z0-9.+-]*\+)?json$/.test(bare(t)));
   if (json !== undefined) return { key: json, contentType: 'application/json' };
-  const form = types.find((t) => bare(t) === 'application/x-www-form-urlencoded');
-  return form !== undefined ? { key: form, contentType: 'application/x-www-form-urlencoded' } : undefined;
+  for (const contentType of [
+    'application/x-www-form-urlencoded',
+    'multipart/form-data',
+    'application/octet-stream',
+  ] as const) {
+    const key = types.find((t) => bare(t) === contentType);
+    if (key !== undefined) return { key, contentType };
+  }
+  return undefined;
+}
+
+/**
+ * A body's schema as the tool takes it: an octet-stream body is one base64 string; in a multipart
+ * body, each file field (binary string, or an array of them) becomes {content, filename,
+ * media_type} (fileSchema), and is listed so the request builder sends it as a file part.
+ */
+function shapeBody(contentType: BodyContentType, schema: SchemaOut): Pick<Body, 'schema' | 'files'> {
+  if (contentType === 'application/octet-stream') {
+    const description = isObject(schema) && typeof schema.description === 'string' ? schema.description : '';
+    return {
+      schema: {
+        type: 'string',
+        contentEncoding: 'base64',
+        description: `${description ? `${description} ` : ''}The bytes to send, base64-encoded.`.trim(),
+      },
+    };
+  }
+  if (contentType !== 'multipart/form-data') return { schema };
+  if (typeof schema === 'boolean' || !isObject(schema.properties))
+    throw new UnsupportedError('a multipart body without named fields');
+  const files: string[] = [];
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties).map(([name, field]) => {
+      if (isFile(field)) {
+        files.push(name);
+        return [name, fileSchema(field)];
+      }
+      if (isObject(field) && field.type === 'array' && isFile(field.items)) {
+        files.push(name);
+        return [name, { ...field, items: fileSchema(field.items) }];
+      }
+      return [name, field];
+    }),
+  );
+  return { schema: { ...schema, properties }, files };
+}
+
+/** A binary string: OpenAPI 3.0's `format: binary`, 3.1's `contentMediaType` without an encoding. */
+function isFile(schema: unknown): schema is JsonSchema {
+  if (!isObject(schema)) return false;
+  const types: unknown[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (!types.includes('string')) return false;
+  return (
+    schema.format === 'binary' ||
+    (schema.contentMediaType !== undefined && schema.contentEncoding === undefined)
+  );
+}
+
+/** The argument a file field takes: its bytes in base64, with the name and media type sent along. */
+function fileSchema(field: JsonSchema): JsonSchema {
+  const own = typeof field.description === 'string' ? `${field.description} ` : '';
+  return {
+    type: 'object',
+    description: `${own}A file: its bytes base64-encoded in content, with filename and media_type.`,
+    properties: {
+      content: {
+        type: 'string',
+        contentEncoding: 'base64',
+        description: "The file's bytes, base64-encoded.",
+      },
+      filename: { type: 'string', description: 'The file name sent with it; the field name when absent.' },
+      media_type: {
+        type: 'string',
+        description: 'Its media type, e.g. image/png; application/octet-stream when absent.',
+      },
+    },
+    required: ['content'],
+    additionalProperties: false,
+  };
 }
 
 /** The object body's property names, when they can all become top-level arguments. */

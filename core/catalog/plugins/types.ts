@@ -101,7 +101,8 @@ export interface PluginOutboundRequest {
   method: RequestPlan['method'];
   url: URL;
   headers: Record<string, string>;
-  body?: string;
+  /** Text, or bytes (a multipart or octet-stream body). */
+  body?: string | Buffer;
 }
 
 /** A pino-compatible subset. */

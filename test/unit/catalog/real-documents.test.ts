@@ -74,11 +74,17 @@ describe('real OpenAPI documents', () => {
     expectUsableTools(entry);
   });
 
-  it('Blockfrost (OpenAPI 3.0 in YAML), skipping binary bodies with warnings', async () => {
+  it('Blockfrost (OpenAPI 3.0 in YAML): a multipart upload, CBOR bodies skipped with warnings', async () => {
     const entry = await entryOf('real/blockfrost.yaml');
     expect(entry.tools.length).toBeGreaterThan(100);
+    const upload = entry.tools.find((t) => t.source === 'POST /ipfs/add');
+    expect(upload?.request?.body).toEqual({
+      contentType: 'multipart/form-data',
+      required: false,
+      files: ['file'],
+      from: { kind: 'spread', args: ['file'] },
+    });
     expect(entry.warnings.map((w) => w.message.split(' is skipped')[0])).toEqual([
-      'POST /ipfs/add (ipfs_add)',
       'POST /tx/submit',
       'POST /utils/txs/evaluate',
     ]);

@@ -176,7 +176,7 @@ describe('compileOperation', () => {
     const doc = documentOf('3.0', {
       '/upload': {
         post: {
-          requestBody: { content: { 'multipart/form-data': { schema: { type: 'object' } } } },
+          requestBody: { content: { 'text/plain': { schema: { type: 'string' } } } },
           responses: ok,
         },
         get: {
@@ -193,7 +193,7 @@ describe('compileOperation', () => {
     expect(compileAll(doc)).toEqual({
       'GET /upload': 'unsupported: required cookie parameter "sid"',
       'PUT /upload': 'unsupported: style "matrix" of parameter "p"',
-      'POST /upload': 'unsupported: request body of type multipart/form-data',
+      'POST /upload': 'unsupported: request body of type text/plain',
       'OPTIONS /upload': 'unsupported: method OPTIONS',
     });
   });
@@ -245,6 +245,143 @@ describe('compileOperation', () => {
     });
     expect(compiled['DELETE /x/{id}']).toMatchObject({
       annotations: { destructiveHint: true, idempotentHint: true },
+    });
+  });
+
+  // Issue 16: `#` and `?` in path keys were percent-encoded into the request path.
+  it('drops a #... suffix of a path key, turns a literal ?a=b into fixed query, and skips what cannot be placed', () => {
+    const doc = documentOf('3.0', {
+      '/accesspoint/{name}#x-amz-account-id': {
+        delete: {
+          parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: ok,
+        },
+      },
+      '/bucket?uploads&list-type=2&x=a%20b': { get: { responses: ok } },
+      '/a?mode={mode}': { get: { responses: ok } },
+      '/b#{frag}': { get: { responses: ok } },
+      '/c?bad=%E0%A4%A': { get: { responses: ok } },
+    });
+    const compiled = compileAll(doc);
+    expect(compiled['DELETE /accesspoint/{name}#x-amz-account-id']).toMatchObject({
+      request: { method: 'DELETE', path: '/accesspoint/{name}' },
+    });
+    expect(compiled['GET /bucket?uploads&list-type=2&x=a%20b']).toMatchObject({
+      request: {
+        path: '/bucket',
+        fixedQuery: [{ name: 'uploads' }, { name: 'list-type', value: '2' }, { name: 'x', value: 'a b' }],
+      },
+    });
+    expect(compiled['GET /a?mode={mode}']).toBe(
+      'unsupported: path "/a?mode={mode}" (a template variable in its query)',
+    );
+    expect(compiled['GET /b#{frag}']).toBe('unsupported: path "/b#{frag}" (a template variable after "#")');
+    expect(compiled['GET /c?bad=%E0%A4%A']).toBe(
+      'unsupported: path "/c?bad=%E0%A4%A" (a query that is not percent-encoded correctly)',
+    );
+  });
+
+  it('compiles multipart bodies with file fields, and octet-stream bodies as one base64 argument', () => {
+    const file = { type: 'string', format: 'binary', description: 'The document.' };
+    const doc = documentOf('3.0', {
+      '/files': {
+        post: {
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: {
+                    file,
+                    attachments: { type: 'array', items: file },
+                    purpose: { type: 'string' },
+                  },
+                },
+              },
+            },
+          },
+          responses: ok,
+        },
+      },
+      '/blobs/{name}': {
+        put: {
+          parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: {
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          },
+          responses: ok,
+        },
+      },
+    });
+    const compiled = compileAll(doc);
+    const upload = compiled['POST /files'];
+    const blob = compiled['PUT /blobs/{name}'];
+    if (typeof upload !== 'object' || typeof blob !== 'object') throw new Error('not compiled');
+    const fileArg = {
+      type: 'object',
+      description: 'The document. A file: its bytes base64-encoded in content, with filename and media_type.',
+      properties: {
+        content: {
+          type: 'string',
+          contentEncoding: 'base64',
+          description: "The file's bytes, base64-encoded.",
+        },
+        filename: { type: 'string', description: 'The file name sent with it; the field name when absent.' },
+        media_type: {
+          type: 'string',
+          description: 'Its media type, e.g. image/png; application/octet-stream when absent.',
+        },
+      },
+      required: ['content'],
+      additionalProperties: false,
+    };
+    expect(upload.inputSchema).toEqual({
+      type: 'object',
+      properties: {
+        file: fileArg,
+        attachments: { type: 'array', items: fileArg },
+        purpose: { type: 'string' },
+      },
+      required: ['file'],
+      additionalProperties: false,
+    });
+    expect(upload.request.body).toEqual({
+      contentType: 'multipart/form-data',
+      required: true,
+      files: ['file', 'attachments'],
+      from: { kind: 'spread', args: ['file', 'attachments', 'purpose'] },
+    });
+    expect(blob.inputSchema.properties).toMatchObject({
+      body: { type: 'string', contentEncoding: 'base64', description: 'The bytes to send, base64-encoded.' },
+    });
+    expect(blob.request.body).toEqual({
+      contentType: 'application/octet-stream',
+      required: false,
+      from: { kind: 'property', arg: 'body' },
+    });
+  });
+
+  it('sends a 2.0 form with a file parameter as multipart', () => {
+    const doc = documentOf('2.0', {
+      '/pets/{id}/photo': {
+        post: {
+          consumes: ['multipart/form-data'],
+          parameters: [
+            { name: 'id', in: 'path', required: true, type: 'string' },
+            { name: 'photo', in: 'formData', type: 'file', required: true },
+            { name: 'caption', in: 'formData', type: 'string' },
+          ],
+          responses: ok,
+        },
+      },
+    });
+    expect(compileOne(doc).request.body).toEqual({
+      contentType: 'multipart/form-data',
+      required: true,
+      files: ['photo'],
+      from: { kind: 'spread', args: ['photo', 'caption'] },
     });
   });
 });
