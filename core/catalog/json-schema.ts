@@ -18,48 +18,53 @@ const DATA = new Set(['enum', 'const', 'default', 'examples', 'example']);
  * meta-schema, and the regular expressions that only compiling them finds wrong.
  */
 export function toolSchemaProblem(schema: JsonSchema): string | undefined {
-  if (JSON.stringify(schema).includes('"$ref"')) return 'uses $ref; write the schema out in full';
+  const found = walkProblem(schema, false);
+  if (found === '$ref') return 'uses $ref; write the schema out in full';
   // strict: false because formats and annotations of real documents (int32, example) are fine here.
   ajv ??= new Ajv2020({ strict: false, validateFormats: false });
   if (!ajv.validateSchema(schema)) {
     return `is not valid JSON Schema 2020-12: schema is invalid: ${ajv.errorsText(ajv.errors)}`;
   }
-  const pattern = badPattern(schema);
-  return pattern === undefined
+  return found === undefined
     ? undefined
-    : `is not valid JSON Schema 2020-12: pattern ${JSON.stringify(pattern)} is not a regular expression`;
+    : `is not valid JSON Schema 2020-12: pattern ${JSON.stringify(found.pattern)} is not a regular expression`;
 }
 
-/** The first `pattern` or `patternProperties` key that JavaScript's unicode mode refuses (as ajv does). */
-function badPattern(node: unknown, names = false): string | undefined {
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const bad = badPattern(item);
-      if (bad !== undefined) return bad;
-    }
-    return undefined;
-  }
+type WalkProblem = '$ref' | { pattern: string } | undefined;
+
+// Compiled tools share converted sub-schemas (schema.ts memoises them): each is walked once.
+const walked = [new WeakMap<object, WalkProblem>(), new WeakMap<object, WalkProblem>()];
+
+/**
+ * A `$ref`, or the first `pattern` or `patternProperties` key that JavaScript's unicode mode
+ * refuses (as ajv does), in `node`; `names`: its keys are property names, not keywords.
+ */
+function walkProblem(node: unknown, names: boolean): WalkProblem {
   if (typeof node !== 'object' || node === null) return undefined;
-  for (const [key, value] of Object.entries(node) as [string, unknown][]) {
-    // Under `properties` and the like, keys are names: a property called `enum` is a schema.
-    if (names) {
-      const inner = badPattern(value);
-      if (inner !== undefined) return inner;
-      continue;
+  const memo = walked[names ? 1 : 0]!;
+  if (memo.has(node)) return memo.get(node);
+  let found: WalkProblem;
+  if (Array.isArray(node)) {
+    for (const item of node as unknown[]) if ((found = walkProblem(item, false)) !== undefined) break;
+  } else {
+    for (const [key, value] of Object.entries(node) as [string, unknown][]) {
+      // Under `properties` and the like, keys are names: a property called `enum` is a schema.
+      if (names) found = walkProblem(value, false);
+      else if (key === '$ref') found = '$ref';
+      else if (DATA.has(key)) continue;
+      else if (key === 'pattern' && typeof value === 'string' && !compiles(value)) found = { pattern: value };
+      else {
+        const bad =
+          key === 'patternProperties' && typeof value === 'object' && value !== null
+            ? Object.keys(value).find((p) => !compiles(p))
+            : undefined;
+        found = bad !== undefined ? { pattern: bad } : walkProblem(value, NAMED.has(key));
+      }
+      if (found !== undefined) break;
     }
-    if (DATA.has(key)) continue;
-    const patterns =
-      key === 'pattern' && typeof value === 'string'
-        ? [value]
-        : key === 'patternProperties' && typeof value === 'object' && value !== null
-          ? Object.keys(value)
-          : [];
-    const bad = patterns.find((p) => !compiles(p));
-    if (bad !== undefined) return bad;
-    const inner = badPattern(value, NAMED.has(key));
-    if (inner !== undefined) return inner;
   }
-  return undefined;
+  memo.set(node, found);
+  return found;
 }
 
 /** Whether ajv can compile `pattern`: JavaScript's unicode mode accepts it. */
