@@ -87,7 +87,8 @@ describe('dashboard: catalog', () => {
     await screenshot(page, 'dashboard-catalog');
     await row(page, 'Pet Shop').getByRole('link', { name: 'Pet Shop' }).click();
     await page.getByRole('heading', { name: 'Pets' }).waitFor();
-    await expect(page.getByText('petshop_list_pets').count()).resolves.toBe(1);
+    // Exactly: the provider's findings (a schema cut) name the tool too.
+    await expect(page.getByText('petshop_list_pets', { exact: true }).count()).resolves.toBe(1);
     await screenshot(page, 'dashboard-catalog-provider');
     expect(entry.contentHash).toBeTruthy();
   });
