@@ -17,6 +17,7 @@ import { ConnectionService } from './connections/service.js';
 import { Vault } from './connections/vault.js';
 import { createApp, localOrigin } from './http/app.js';
 import { frontDoorErrorPage } from './http/front-door.js';
+import { IdentityProviders } from './auth/identity-providers.js';
 import { registerRoutes } from './http/index.js';
 import {
   Jobs,
@@ -141,13 +142,22 @@ export class Gateway {
       localOrigin: localOriginOf,
       bus,
       frontDoor,
+      keyring,
     }));
     const self = (): ProcessRecord => this.processRecord();
+    const identityProviders = new IdentityProviders({
+      store,
+      keyring,
+      outbound,
+      callbackUrl: `${frontDoor.issuer}/signin/idp/callback`,
+      allowInsecureIssuers: config.allowPrivateNetwork,
+    });
     registerRoutes(app, {
       config,
       store,
       keys,
       frontDoor,
+      identityProviders,
       catalog,
       connections,
       oauth,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hashSecretBinding } from '../auth/key-service.js';
 import type { Config } from '../config.js';
+import { idpSecretBinding } from '../auth/identity-providers.js';
 import { appSecretBinding } from '../connections/oauth-apps.js';
 import { credentialBinding } from '../connections/vault.js';
 import { envelopeFingerprint, fingerprintOf, Keyring, masterKeyFile, reseal } from '../keyring.js';
@@ -24,7 +25,9 @@ function resealItem(from: Keyring, to: Keyring, item: SealedItem): string {
       ? hashSecretBinding(item.version)
       : item.kind === 'oauth_app'
         ? appSecretBinding(item.appId, item.provider)
-        : credentialBinding(item.scopeId, item.provider, item.connectionId);
+        : item.kind === 'identity_provider'
+          ? idpSecretBinding(item.keyId)
+          : credentialBinding(item.scopeId, item.provider, item.connectionId);
   return reseal(from, to, item.sealed, ...binding);
 }
 

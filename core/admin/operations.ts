@@ -6,7 +6,9 @@ import type { OAuthApps } from '../connections/oauth-apps.js';
 import type { FrontDoor } from '../auth/front-door/index.js';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
+import type { Keyring } from '../keyring.js';
 import { CONTROL, InputError, line } from './input.js';
+import { IdentityProviderOperations } from './identity-providers.js';
 import { PolicyOperations } from './policies.js';
 import { MODERN_VERSION, SERVER_INFO } from '../mcp/protocol.js';
 import type {
@@ -152,14 +154,19 @@ export interface AdminDeps {
   bus: Bus;
   /** The OAuth front door: the agent applications a key authorized, and their revocation (issue 14). */
   frontDoor: Pick<FrontDoor, 'grantsOfKey' | 'revokeGrant'>;
+  /** Seals identity providers' client secrets. */
+  keyring: Keyring;
 }
 
 export class AdminOperations {
   /** Tool policies of clients and organizations (issue 15). */
   readonly policies: PolicyOperations;
+  /** Identity providers clients sign their users in through at the front door (issue 14). */
+  readonly identityProviders: IdentityProviderOperations;
 
   constructor(private readonly deps: AdminDeps) {
     this.policies = new PolicyOperations(deps);
+    this.identityProviders = new IdentityProviderOperations(deps);
   }
 
   async clients(): Promise<ClientSummary[]> {

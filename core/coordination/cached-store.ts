@@ -86,6 +86,9 @@ export class CachedStore implements Store {
   get frontDoor(): Store['frontDoor'] {
     return this.inner.frontDoor;
   }
+  get identityProviders(): Store['identityProviders'] {
+    return this.inner.identityProviders;
+  }
 
   migrate(): Promise<number[]> {
     return this.inner.migrate();

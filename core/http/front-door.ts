@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentApp, FrontDoor, FrontDoorAccount } from '../auth/front-door/index.js';
+import { IdentityProviders, IdpSignInError } from '../auth/identity-providers.js';
 import type { KeyService } from '../auth/key-service.js';
 import { resolveScope } from '../auth/scope.js';
 import { GatewayError } from '../errors.js';
-import type { ApiKeyRecord } from '../store/types.js';
+import type { ApiKeyRecord, IdentityProviderRecord, IdentityProviderStore } from '../store/types.js';
 import type { Scope } from '../domain.js';
-import { html, page, sendPage, whoFor, type Html } from './html.js';
+import { escapeHtml, html, htmlDocument, page, sendPage, whoFor, type Html } from './html.js';
 import type { SignInThrottle, Verdict } from './throttle.js';
 
 /** A key sign-in's result: the key and scope, or why that key cannot have the identifiers asked for. */
@@ -17,6 +18,9 @@ export interface FrontDoorRoutesDeps {
   keyRecords: { get(id: string): Promise<ApiKeyRecord | undefined> };
   /** Key sign-ins, counted and throttled like the dashboard's password (their own count). */
   throttle: SignInThrottle;
+  /** Sign-in through a client's own identity provider. */
+  identityProviders: IdentityProviders;
+  idpRecords: IdentityProviderStore;
 }
 
 /** oidc-provider's own endpoints, handed the raw request before Fastify reads a body. */
@@ -99,10 +103,52 @@ function signInPage(uid: string, app: AgentApp, error?: string): string {
         <input id="org_id" name="org_id" autocomplete="off" />
         <button type="submit">Continue</button>
       </form>
-      ${actionButton(uid, 'deny', 'Cancel', 'secondary')}
-      <p class="muted">The key is checked here and never given to ${app.name ?? 'the client'}.</p>`,
+      <p class="muted">The key is checked here and never given to ${app.name ?? 'the client'}.</p>
+      <h2>Sign in through your organization</h2>
+      <form method="post" action="/signin/${uid}">
+        <input type="hidden" name="action" value="idp" />
+        <label for="idp"
+          >Sign-in name
+          <span class="hint">the short name your organization gave you, such as acme</span></label
+        >
+        <input id="idp" name="idp" autocomplete="organization" spellcheck="false" />
+        <button type="submit">Continue to your organization</button>
+      </form>
+      ${actionButton(uid, 'deny', 'Cancel', 'secondary')}`,
   );
 }
+
+/**
+ * On the way to the identity provider. A page that sends the browser on (meta refresh, and a link)
+ * rather than a redirect of the form's POST: CSP form-action governs that redirect, and the sign-in
+ * page cannot name the identity provider's origin in advance without publishing every client's.
+ */
+function leavingPage(idp: IdentityProviderRecord, to: URL): string {
+  return htmlDocument(
+    `Continue to ${idp.displayName} · Toolgate`,
+    html`<main>
+      <h1>Continue to ${idp.displayName}</h1>
+      <p>You are being sent to <code>${to.host}</code> to sign in.</p>
+      <p><a href="${to.href}">Continue to ${idp.displayName}</a></p>
+    </main>`,
+    { head: `<meta http-equiv="refresh" content="0;url=${escapeHtml(to.href)}">` },
+  );
+}
+
+/** A sign-in through an identity provider that cannot go on; with the way back to the sign-in page while it lasts. */
+function idpFailedPage(message: string, uid?: string): string {
+  return page(
+    'Sign-in failed · Toolgate',
+    html`<h1>Signing in through your organization failed</h1>
+      <div class="error" role="alert">${message}</div>
+      <p class="muted">Nothing was signed in or stored.</p>
+      ${uid ? html`<p><a href="/signin/${uid}">Back to the sign-in page</a></p>` : ''}`,
+  );
+}
+
+const IDP_ANSWER_GONE = idpFailedPage(
+  'This answer from your organization’s sign-in was used already, has expired (after ten minutes) or was never asked for. Start again from your MCP client.',
+);
 
 function consentPage(uid: string, app: AgentApp, key: ApiKeyRecord, account: FrontDoorAccount): string {
   const scope = { clientId: key.clientId, orgId: account.orgId, userId: account.userId };
@@ -110,6 +156,7 @@ function consentPage(uid: string, app: AgentApp, key: ApiKeyRecord, account: Fro
     'Allow access · Toolgate',
     html`${appHeader(app)}
       <h1>Allow ${app.name ?? 'this client'} to use Toolgate?</h1>
+      ${account.via === 'idp' ? html`<p class="muted">You signed in through your organization.</p>` : ''}
       <p>
         It will act as <strong>${key.clientName}</strong> (key ${key.hint}) for ${whoFor(scope)}: list and
         call the tools of the providers connected there, and connect or disconnect providers.
@@ -280,6 +327,7 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
       if (!key || key.revokedAt !== null) return sendPage(reply, 410, SIGN_IN_GONE);
       return handOver(request, reply, () => frontDoor.approve(request.raw, reply.raw, key));
     }
+    if (action === 'idp' && interaction.prompt === 'login') return startIdp(request, reply, interaction.uid);
     if (action !== 'key' || interaction.prompt !== 'login') return show(request, reply);
     const outcome = await deps.throttle.guard(request.ip, async (): Promise<Verdict<SignedIn>> => {
       try {
@@ -309,4 +357,114 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
     const account = { keyId: key.id, orgId: scope.orgId, userId: scope.userId, via: 'key' as const };
     return handOver(request, reply, () => frontDoor.signedIn(request.raw, reply.raw, account));
   });
+
+  /** POST action=idp: the sign-in name looked up (guesses throttled like keys), the issuer discovered, on to it. */
+  const startIdp = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    uid: string,
+  ): Promise<FastifyReply> => {
+    const name = field(request.body, 'idp').toLowerCase();
+    const outcome = await deps.throttle.guard(
+      request.ip,
+      async (): Promise<Verdict<IdentityProviderRecord>> => {
+        const idp = name === '' ? undefined : await deps.idpRecords.getByName(name);
+        return idp ? { ok: true, value: idp } : { ok: false, reason: 'wrong' };
+      },
+    );
+    if (!outcome.ok) {
+      if (outcome.reason === 'locked') {
+        void reply.header('retry-after', String(outcome.retryAfterSeconds));
+        return show(request, reply, `Too many attempts: try again in ${outcome.retryAfterSeconds} seconds.`);
+      }
+      return show(
+        request,
+        reply,
+        name === ''
+          ? 'Enter the sign-in name of your organization.'
+          : `No organization signs in here as “${name}”: check the sign-in name your organization gave you.`,
+      );
+    }
+    const idp = outcome.value;
+    const key = await deps.keyRecords.get(idp.keyId);
+    if (!key || key.revokedAt !== null)
+      return show(
+        request,
+        reply,
+        `${idp.displayName} no longer has access to this gateway: ask its administrator.`,
+      );
+    try {
+      return sendPage(reply, 200, leavingPage(idp, await deps.identityProviders.start(idp, uid)));
+    } catch (error) {
+      if (!(error instanceof IdpSignInError)) throw error;
+      request.log.info({ code: 'TG_ERR_IDP_SIGN_IN', idp: idp.name }, error.message);
+      return show(request, reply, error.message);
+    }
+  };
+
+  // The identity provider's answer. The interaction's cookie is scoped to /signin/<uid>, so the answer
+  // is passed on there: signing in then needs the browser that started, never only the answer's URL.
+  app.get('/signin/idp/callback', async (request, reply) => {
+    const query = callbackQuery(request);
+    const pending = await deps.identityProviders.pending(query.get('state') ?? '');
+    if (!pending) return sendPage(reply, 400, IDP_ANSWER_GONE);
+    return reply
+      .code(303)
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .redirect(`/signin/${encodeURIComponent(pending.uid)}/idp?${query.toString()}`);
+  });
+
+  app.get<{ Params: { uid: string } }>('/signin/:uid/idp', async (request, reply) => {
+    const query = callbackQuery(request);
+    const pending = await deps.identityProviders.pending(query.get('state') ?? '');
+    if (!pending || pending.uid !== request.params.uid) return sendPage(reply, 400, IDP_ANSWER_GONE);
+    let interaction;
+    try {
+      interaction = await frontDoor.interaction(request.raw, reply.raw);
+    } catch {
+      return sendPage(reply, 410, SIGN_IN_GONE);
+    }
+    if (interaction.uid !== pending.uid || interaction.prompt !== 'login')
+      return sendPage(reply, 400, IDP_ANSWER_GONE);
+    if (!(await deps.identityProviders.consume(pending))) return sendPage(reply, 400, IDP_ANSWER_GONE);
+    const failed = (status: number, message: string): FastifyReply => {
+      request.log.info({ code: 'TG_ERR_IDP_SIGN_IN', keyId: pending.keyId }, message);
+      return sendPage(reply, status, idpFailedPage(message, pending.uid));
+    };
+    const idp = await deps.idpRecords.getByKey(pending.keyId);
+    if (!idp || idp.updatedAt !== pending.idpUpdatedAt)
+      return failed(
+        410,
+        'Your organization’s sign-in was removed or changed on this gateway while you were signing in. Sign in again.',
+      );
+    const key = await deps.keyRecords.get(idp.keyId);
+    if (!key || key.revokedAt !== null)
+      return failed(403, `${idp.displayName} no longer has access to this gateway: ask its administrator.`);
+    let scope: Scope;
+    try {
+      const claims = await deps.identityProviders.finish(idp, pending, query);
+      const userId = IdentityProviders.claim(idp, claims, idp.userClaim, 'user_id');
+      const orgId =
+        idp.orgClaim === null ? undefined : IdentityProviders.claim(idp, claims, idp.orgClaim, 'org_id');
+      scope = resolveScope(key, { user_id: userId, ...(orgId === undefined ? {} : { org_id: orgId }) }).scope;
+    } catch (error) {
+      if (error instanceof IdpSignInError) return failed(502, error.message);
+      if (error instanceof GatewayError)
+        return failed(
+          400,
+          `Your organization’s sign-in gave an identity this gateway cannot use: ${error.message}`,
+        );
+      throw error;
+    }
+    const account = { keyId: key.id, orgId: scope.orgId, userId: scope.userId, via: 'idp' as const };
+    return handOver(request, reply, () => frontDoor.signedIn(request.raw, reply.raw, account));
+  });
+}
+
+/** The query of the identity provider's answer, as it came. */
+function callbackQuery(request: FastifyRequest): URLSearchParams {
+  const url = request.raw.url ?? '';
+  const at = url.indexOf('?');
+  return new URLSearchParams(at === -1 ? '' : url.slice(at + 1));
 }

@@ -58,15 +58,16 @@ export function accentRule(selector: string, accent: string | undefined): string
 
 /**
  * A complete, self-contained document: the shared stylesheet plus a page's own rules, no external
- * asset. An inline script must also be passed to `sendPage` (its hash goes into the CSP).
+ * asset. An inline script must also be passed to `sendPage` (its hash goes into the CSP); `head` is
+ * markup added to the head as it is (escape what it carries).
  */
 export function htmlDocument(
   title: string,
   body: Html,
-  options: { style?: string; script?: string } = {},
+  options: { style?: string; script?: string; head?: string } = {},
 ): string {
   const script = options.script === undefined ? '' : `<script>${options.script}</script>`;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}${options.style ?? ''}</style></head><body>${body.html}${script}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${options.head ?? ''}<title>${escapeHtml(title)}</title><style>${STYLE}${options.style ?? ''}</style></head><body>${body.html}${script}</body></html>`;
 }
 
 /** A one-card page (connect, consent, sign-in), optionally in an organization's accent colour. */

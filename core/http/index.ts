@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AdminOperations } from '../admin/operations.js';
 import type { FrontDoor } from '../auth/front-door/index.js';
+import type { IdentityProviders } from '../auth/identity-providers.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
@@ -25,6 +26,7 @@ export interface RoutesDeps {
   store: Store;
   keys: KeyService;
   frontDoor: FrontDoor;
+  identityProviders: IdentityProviders;
   catalog: { readonly current: CatalogSnapshot };
   connections: ConnectionService;
   oauth: OAuthFlows;
@@ -61,6 +63,8 @@ export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
     keys,
     keyRecords,
     throttle: new SignInThrottle(store, deps.lock, config.signInWindowMs, 'front-door'),
+    identityProviders: deps.identityProviders,
+    idpRecords: store.identityProviders,
   });
   connectPageRoutes(app, { catalog, connections });
   oauthRoutes(app, deps.oauth);

@@ -194,4 +194,22 @@ CREATE TABLE front_door_grants (
 CREATE INDEX front_door_grants_key ON front_door_grants(key_id);
 `,
   },
+  {
+    version: 7,
+    name: 'identity providers clients sign their users in through at the front door',
+    sql: `
+CREATE TABLE identity_providers (
+  key_id TEXT PRIMARY KEY REFERENCES api_keys(id),
+  name TEXT NOT NULL UNIQUE,
+  display_name TEXT NOT NULL,
+  issuer TEXT NOT NULL,
+  oauth_client_id TEXT NOT NULL,
+  client_secret TEXT NOT NULL,
+  user_claim TEXT NOT NULL,
+  org_claim TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+`,
+  },
 ];

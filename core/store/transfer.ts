@@ -122,6 +122,12 @@ const TABLES: readonly Table[] = [
     columns:
       'grant_id, key_id, scope_id, app_id, app_name, app_uri, via, created_at, last_used_at, revoked_at',
   },
+  {
+    name: 'identity_providers',
+    key: 'key_id',
+    columns:
+      'key_id, name, display_name, issuer, oauth_client_id, client_secret, user_claim, org_claim, created_at, updated_at',
+  },
 ];
 
 /** A row as both drivers read it: TEXT as strings, INTEGER as numbers. */

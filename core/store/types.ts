@@ -95,7 +95,8 @@ export type ConnectionEvent = 'connected' | 'disconnected' | 'refreshed' | 'reap
 export type SealedItem =
   | { kind: 'hash_secret'; version: number; sealed: string }
   | { kind: 'connection'; scopeId: string; provider: string; connectionId: string; sealed: string }
-  | { kind: 'oauth_app'; appId: string; provider: string; sealed: string };
+  | { kind: 'oauth_app'; appId: string; provider: string; sealed: string }
+  | { kind: 'identity_provider'; keyId: string; sealed: string };
 
 /** How an organization's consent pages look (3-level mode, its own OAuth app). */
 export interface Branding {
@@ -398,6 +399,47 @@ export interface FrontDoorStore {
   revokeGrant(grantId: string, at: string): Promise<boolean>;
 }
 
+/**
+ * A client's OpenID Connect identity provider (issue 14): people sign in at the front door through
+ * it, and act as its key with the scope its claims give. One per key; `name` (unique) is what they
+ * type on the sign-in page.
+ */
+export interface IdentityProviderRecord {
+  keyId: string;
+  /** The key's client. */
+  clientId: string;
+  name: string;
+  displayName: string;
+  /** The issuer URL, as discovery (`/.well-known/openid-configuration`) starts from it. */
+  issuer: string;
+  oauthClientId: string;
+  /** Sealed. */
+  clientSecret: string;
+  /** The ID token claim that gives user_id. */
+  userClaim: string;
+  /** The ID token claim that gives org_id (platform keys), or null. */
+  orgClaim: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type NewIdentityProvider = Omit<IdentityProviderRecord, 'clientId' | 'createdAt' | 'updatedAt'>;
+
+/** Identity providers of clients' keys. */
+export interface IdentityProviderStore {
+  /**
+   * Inserts the key's identity provider, or replaces it whole. Rejects when another key's holds
+   * the name (callers check first; this is the backstop).
+   */
+  put(idp: NewIdentityProvider): Promise<void>;
+  getByName(name: string): Promise<IdentityProviderRecord | undefined>;
+  getByKey(keyId: string): Promise<IdentityProviderRecord | undefined>;
+  /** Every identity provider, by name. */
+  list(): Promise<IdentityProviderRecord[]>;
+  /** Deletes the key's identity provider; false when it had none. */
+  delete(keyId: string): Promise<boolean>;
+}
+
 /** The whole durable state of a deployment: its lifecycle, and one port per aggregate. */
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
@@ -421,4 +463,5 @@ export interface Store {
   readonly dashboard: DashboardStore;
   readonly policies: PolicyStore;
   readonly frontDoor: FrontDoorStore;
+  readonly identityProviders: IdentityProviderStore;
 }

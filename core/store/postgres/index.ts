@@ -1,4 +1,5 @@
 import { SqlFrontDoor } from '../front-door.js';
+import { SqlIdentityProviders } from '../identity-providers.js';
 import type { SealedItem, Store } from '../types.js';
 import { PostgresConnections } from './connections.js';
 import { PostgresDashboard } from './dashboard.js';
@@ -31,6 +32,7 @@ export class PostgresStore implements Store {
   readonly dashboard: PostgresDashboard;
   readonly policies: PostgresPolicies;
   readonly frontDoor: SqlFrontDoor;
+  readonly identityProviders: SqlIdentityProviders;
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.sql = new PostgresDb(url, options);
@@ -44,6 +46,7 @@ export class PostgresStore implements Store {
     this.dashboard = new PostgresDashboard(this.sql);
     this.policies = new PostgresPolicies(this.sql);
     this.frontDoor = new SqlFrontDoor(this.sql.runner());
+    this.identityProviders = new SqlIdentityProviders(this.sql.runner());
   }
 
   /**
@@ -115,6 +118,9 @@ export class PostgresStore implements Store {
       const apps = await tx.all<{ id: string; provider: string; client_secret: string }>(
         'SELECT id, provider, client_secret FROM oauth_apps ORDER BY id FOR UPDATE',
       );
+      const idps = await tx.all<{ key_id: string; client_secret: string }>(
+        'SELECT key_id, client_secret FROM identity_providers ORDER BY key_id FOR UPDATE',
+      );
       // A throwing `reseal` rejects the transaction before anything is written: nothing changes.
       const resealedSecrets = secrets.map((row) => reseal({ kind: 'hash_secret', ...row }));
       const resealedConnections = connections.map((row) =>
@@ -128,6 +134,9 @@ export class PostgresStore implements Store {
       );
       const resealedApps = apps.map((row) =>
         reseal({ kind: 'oauth_app', appId: row.id, provider: row.provider, sealed: row.client_secret }),
+      );
+      const resealedIdps = idps.map((row) =>
+        reseal({ kind: 'identity_provider', keyId: row.key_id, sealed: row.client_secret }),
       );
       // One UPDATE per table, whatever the number of rows (one round trip each).
       await tx.run(
@@ -148,7 +157,13 @@ export class PostgresStore implements Store {
         apps.map((row) => row.id),
         resealedApps,
       );
-      return secrets.length + connections.length + apps.length;
+      await tx.run(
+        `UPDATE identity_providers i SET client_secret = v.sealed
+         FROM unnest($1::text[], $2::text[]) AS v(key_id, sealed) WHERE i.key_id = v.key_id`,
+        idps.map((row) => row.key_id),
+        resealedIdps,
+      );
+      return secrets.length + connections.length + apps.length + idps.length;
     });
   }
 }

@@ -199,4 +199,22 @@ CREATE TABLE front_door_grants (
 CREATE INDEX front_door_grants_key ON front_door_grants(key_id);
 `,
   },
+  {
+    version: 7,
+    name: 'identity providers clients sign their users in through at the front door',
+    sql: `
+CREATE TABLE identity_providers (
+  key_id TEXT COLLATE "C" PRIMARY KEY REFERENCES api_keys(id),
+  name TEXT COLLATE "C" NOT NULL UNIQUE,
+  display_name TEXT COLLATE "C" NOT NULL,
+  issuer TEXT COLLATE "C" NOT NULL,
+  oauth_client_id TEXT COLLATE "C" NOT NULL,
+  client_secret TEXT COLLATE "C" NOT NULL,
+  user_claim TEXT COLLATE "C" NOT NULL,
+  org_claim TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL
+);
+`,
+  },
 ];

@@ -1,4 +1,5 @@
 import { SqlFrontDoor } from '../front-door.js';
+import { SqlIdentityProviders } from '../identity-providers.js';
 import { MIGRATIONS } from '../migrations.js';
 import type { SealedItem, Store } from '../types.js';
 import { SqliteConnections } from './connections.js';
@@ -28,6 +29,7 @@ export class SqliteStore implements Store {
   readonly dashboard: SqliteDashboard;
   readonly policies: SqlitePolicies;
   readonly frontDoor: SqlFrontDoor;
+  readonly identityProviders: SqlIdentityProviders;
 
   constructor(file: string) {
     this.sql = new SqliteDb(file);
@@ -41,6 +43,7 @@ export class SqliteStore implements Store {
     this.dashboard = new SqliteDashboard(this.sql);
     this.policies = new SqlitePolicies(this.sql);
     this.frontDoor = new SqlFrontDoor(this.sql.runner());
+    this.identityProviders = new SqlIdentityProviders(this.sql.runner());
   }
 
   async migrate(): Promise<number[]> {
@@ -118,6 +121,13 @@ export class SqliteStore implements Store {
           sealed: row.client_secret,
         };
         sql.run('UPDATE oauth_apps SET client_secret = ? WHERE id = ?', reseal(item), row.id);
+        count++;
+      }
+      for (const row of sql.all<{ key_id: string; client_secret: string }>(
+        'SELECT key_id, client_secret FROM identity_providers',
+      )) {
+        const item: SealedItem = { kind: 'identity_provider', keyId: row.key_id, sealed: row.client_secret };
+        sql.run('UPDATE identity_providers SET client_secret = ? WHERE key_id = ?', reseal(item), row.key_id);
         count++;
       }
       return count;

@@ -5,6 +5,7 @@ import type {
   ConnectionEvent,
   LinkRecord,
   NewConnection,
+  NewIdentityProvider,
   OAuthAppRecord,
   SealedItem,
   Store,
@@ -1042,6 +1043,62 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       });
     });
 
+    describe('identityProviders', () => {
+      const idp = (keyId: string, name: string, overrides: Partial<NewIdentityProvider> = {}) => ({
+        keyId,
+        name,
+        displayName: `${name} Inc`,
+        issuer: `https://${name}.example/`,
+        oauthClientId: `client-${name}`,
+        clientSecret: `sealed-${name}`,
+        userClaim: 'sub',
+        orgClaim: null,
+        ...overrides,
+      });
+
+      it("keeps one per key, replaced whole, found by key or sign-in name, and sees another process's writes", async () => {
+        const { clientId } = await seedKey(store, 'acme');
+        await store.keys.insert({
+          id: 'key_2',
+          clientId,
+          type: 'platform',
+          hash: 'h2',
+          hashVersion: 1,
+          hint: 'y',
+        });
+        expect(await store.identityProviders.list()).toEqual([]);
+        await store.identityProviders.put(idp('key_1', 'zeta'));
+        await store.identityProviders.put(idp('key_2', 'acme', { orgClaim: 'org' }));
+        expect(await store.identityProviders.getByName('acme')).toEqual({
+          ...idp('key_2', 'acme', { orgClaim: 'org' }),
+          clientId,
+          createdAt: anyString,
+          updatedAt: anyString,
+        });
+        expect((await store.identityProviders.list()).map((i) => i.name)).toEqual(['acme', 'zeta']);
+
+        const before = (await store.identityProviders.getByKey('key_1'))!;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await store.identityProviders.put(
+          idp('key_1', 'zed', { userClaim: 'email', clientSecret: 'sealed-2' }),
+        );
+        const after = await (await otherProcess()).identityProviders.getByKey('key_1');
+        expect(after).toMatchObject({ name: 'zed', userClaim: 'email', clientSecret: 'sealed-2' });
+        expect(after?.createdAt).toBe(before.createdAt);
+        expect(after?.updatedAt).not.toBe(before.updatedAt);
+        expect(await store.identityProviders.getByName('zeta')).toBeUndefined();
+
+        // A name is one key's: the store refuses a second, whatever the caller checked.
+        await expect(store.identityProviders.put(idp('key_2', 'zed'))).rejects.toThrow();
+        expect((await store.identityProviders.getByKey('key_2'))?.name).toBe('acme');
+
+        expect(await store.identityProviders.delete('key_1')).toBe(true);
+        expect(await store.identityProviders.delete('key_1')).toBe(false);
+        expect(await store.identityProviders.getByName('zed')).toBeUndefined();
+        expect((await store.identityProviders.list()).map((i) => i.name)).toEqual(['acme']);
+      });
+    });
+
     describe('dashboard', () => {
       const session = (expiresAt: string) => ({
         csrfToken: `csrf-${expiresAt}`,
@@ -1129,6 +1186,17 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         await store.connections.put(b, connection('slack', { id: 'con_b', credentials: 'cb' }));
         await store.oauthApps.put(oauthApp('app_1', 'github', null));
         await store.oauthApps.put(oauthApp('app_2', 'github', null));
+        await seedKey(store, 'gamma');
+        await store.identityProviders.put({
+          keyId: 'key_1',
+          name: 'gamma',
+          displayName: 'Gamma',
+          issuer: 'https://gamma.example',
+          oauthClientId: 'gamma-client',
+          clientSecret: 'si',
+          userClaim: 'sub',
+          orgClaim: null,
+        });
         // Read once before, so that a cached answer would show.
         expect((await store.connections.get(a, 'github'))?.credentials).toBe('ca');
 
@@ -1137,7 +1205,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           seen.push(item);
           return `re(${item.sealed})`;
         });
-        expect(count).toBe(6);
+        expect(count).toBe(7);
         const order = (item: SealedItem) => `${item.kind}|${JSON.stringify(item)}`;
         expect(seen.sort((x, y) => order(x).localeCompare(order(y)))).toEqual(
           [
@@ -1159,6 +1227,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
             },
             { kind: 'oauth_app', appId: 'app_1', provider: 'github', sealed: 'sealed-secret-of-app_1' },
             { kind: 'oauth_app', appId: 'app_2', provider: 'github', sealed: 'sealed-secret-of-app_2' },
+            { kind: 'identity_provider', keyId: 'key_1', sealed: 'si' },
           ].sort((x, y) => order(x as SealedItem).localeCompare(order(y as SealedItem))),
         );
 
@@ -1173,6 +1242,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect((await store.oauthApps.current('github', null))?.clientSecret).toBe(
           're(sealed-secret-of-app_2)',
         );
+        expect((await store.identityProviders.getByKey('key_1'))?.clientSecret).toBe('re(si)');
         const other = await otherProcess();
         expect((await other.connections.get(b, 'slack'))?.credentials).toBe('re(cb)');
       });
