@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PLUGINS } from '../plugins/index.js';
@@ -17,6 +17,7 @@ import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';
 import { Gateway } from '../core/gateway.js';
 import { mcpServersConfig } from '../core/admin/operations.js';
+import { IdentityProviderOperations } from '../core/admin/identity-providers.js';
 import { PolicyOperations, type PolicyView } from '../core/admin/policies.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/admin/password.js';
 import { OAuthApps } from '../core/connections/oauth-apps.js';
@@ -55,6 +56,14 @@ const USAGE = `Usage: toolgate <command>
                                                   matching any suffix (github_*); --allow '' allows all
   policy show CLIENT [--org ORG_ID]               the policy in force (the default when none is set)
   policy clear CLIENT [--org ORG_ID]              remove it: every tool, surface auto
+  idp set --key KEY_ID --name NAME --issuer URL --client-id ID
+          --client-secret-file FILE | --client-secret-env VAR
+          [--user-claim sub] [--org-claim CLAIM] [--display-name TEXT]
+                                                  let people sign in at the front door through the key's
+                                                  own OpenID Connect identity provider: NAME is what they
+                                                  type; its claims give user_id (and org_id, platform keys)
+  idp list                                        the identity providers, never their secrets
+  idp remove NAME                                 remove one; sign-ins under way through it end
   admin set-password                              set the dashboard's admin password, read from standard
                                                   input or TOOLGATE_ADMIN_PASSWORD, never from the command
                                                   line; signs every dashboard session out
@@ -389,6 +398,78 @@ async function policyCommand(config: Config, args: string[]): Promise<void> {
   }
 }
 
+/** The client secret of `idp set`: from a file or a variable, never the command line. */
+function idpSecret(values: { 'client-secret-file'?: string; 'client-secret-env'?: string }): string {
+  const file = values['client-secret-file'];
+  const variable = values['client-secret-env'];
+  if ((file === undefined) === (variable === undefined))
+    throw new UsageError(
+      'idp set needs the client secret: --client-secret-file FILE or --client-secret-env VAR',
+    );
+  if (file !== undefined) return readFileSync(file, 'utf8').split(/\r?\n/, 1)[0]!;
+  const value = process.env[variable!];
+  if (value === undefined || value.trim() === '') throw new UsageError(`${variable} is not set`);
+  return value;
+}
+
+async function idpCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'set' && sub !== 'list' && sub !== 'remove')
+    throw new UsageError(`Unknown idp command: ${sub ?? '(none)'}`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: sub === 'remove',
+    options: {
+      key: { type: 'string' },
+      name: { type: 'string' },
+      issuer: { type: 'string' },
+      'client-id': { type: 'string' },
+      'client-secret-file': { type: 'string' },
+      'client-secret-env': { type: 'string' },
+      'user-claim': { type: 'string' },
+      'org-claim': { type: 'string' },
+      'display-name': { type: 'string' },
+    },
+  });
+  if (sub === 'remove' && positionals.length !== 1) throw new UsageError('idp remove needs the sign-in name');
+  const secret = sub === 'set' ? idpSecret(values) : undefined;
+  const core = await openCore(config);
+  try {
+    const idps = new IdentityProviderOperations({ config, store: core.store, keyring: core.keyring });
+    if (sub === 'list') {
+      const all = await idps.list();
+      for (const idp of all) {
+        process.stdout.write(
+          `${idp.name}\tkey=${idp.keyId}\tclient=${idp.clientName}\tissuer=${idp.issuer}\tclient_id=${idp.oauthClientId}\tuser_id=${idp.userClaim}${idp.orgClaim === null ? '' : `\torg_id=${idp.orgClaim}`}\tdisplay_name=${idp.displayName}\n`,
+        );
+      }
+      if (all.length === 0) process.stdout.write('No identity providers.\n');
+      return;
+    }
+    if (sub === 'remove') {
+      const removed = await idps.remove(positionals[0]);
+      process.stdout.write(`Removed ${removed.name} (key ${removed.keyId}): sign-ins through it end.\n`);
+      return;
+    }
+    const idp = await idps.set({
+      key: values.key,
+      name: values.name,
+      issuer: values.issuer,
+      client_id: values['client-id'],
+      client_secret: secret,
+      user_claim: values['user-claim'],
+      org_claim: values['org-claim'],
+      display_name: values['display-name'],
+    });
+    process.stdout.write(
+      `Stored ${idp.name} for key ${idp.keyId} (${idp.clientName}): user_id from ${idp.userClaim}${idp.orgClaim === null ? '' : `, org_id from ${idp.orgClaim}`}. ` +
+        `Register ${idps.redirectUri} as its redirect URI; people type “${idp.name}” on the sign-in page.\n`,
+    );
+  } finally {
+    await core.close();
+  }
+}
+
 async function adminCommand(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub !== 'set-password') throw new UsageError(`Unknown admin command: ${sub ?? '(none)'}`);
@@ -504,6 +585,8 @@ async function main(argv: string[]): Promise<void> {
       return oauthAppCommand(config, rest);
     case 'policy':
       return policyCommand(config, rest);
+    case 'idp':
+      return idpCommand(config, rest);
     case 'admin':
       return adminCommand(config, rest);
     case 'store':

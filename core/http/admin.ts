@@ -129,6 +129,14 @@ export function adminRoutes(app: FastifyInstance, config: Config, ops: AdminOper
         return ops.setOAuthApp(owner, { ...input, provider: request.params.provider });
       });
       admin.get('/connections', () => ops.connections());
+      // Identity providers people sign in through at the front door (issue 14); one per key.
+      admin.get('/identity-providers', () => ops.identityProviders.list());
+      admin.put<{ Params: { id: string } }>('/keys/:id/identity-provider', (request) =>
+        ops.identityProviders.set({ ...body(request), key: request.params.id }),
+      );
+      admin.delete<{ Params: { name: string } }>('/identity-providers/:name', (request) =>
+        ops.identityProviders.remove(request.params.name),
+      );
       // A client's policy (org_id absent) or one of its organizations' (issue 15).
       admin.get<{ Querystring: { client?: string; org_id?: string } }>('/policies', async (request) =>
         ops.policies.get(await ops.policies.owner(request.query.client, request.query.org_id)),

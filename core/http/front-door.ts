@@ -397,7 +397,7 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
       return sendPage(reply, 200, leavingPage(idp, await deps.identityProviders.start(idp, uid)));
     } catch (error) {
       if (!(error instanceof IdpSignInError)) throw error;
-      request.log.info({ code: 'TG_ERR_IDP_SIGN_IN', idp: idp.name }, error.message);
+      request.log.info({ code: 'TG_IDP_SIGN_IN_FAILED', idp: idp.name }, error.message);
       return show(request, reply, error.message);
     }
   };
@@ -429,7 +429,7 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
       return sendPage(reply, 400, IDP_ANSWER_GONE);
     if (!(await deps.identityProviders.consume(pending))) return sendPage(reply, 400, IDP_ANSWER_GONE);
     const failed = (status: number, message: string): FastifyReply => {
-      request.log.info({ code: 'TG_ERR_IDP_SIGN_IN', keyId: pending.keyId }, message);
+      request.log.info({ code: 'TG_IDP_SIGN_IN_FAILED', keyId: pending.keyId }, message);
       return sendPage(reply, status, idpFailedPage(message, pending.uid));
     };
     const idp = await deps.idpRecords.getByKey(pending.keyId);

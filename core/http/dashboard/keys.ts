@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { keyHint } from '../../auth/keys.js';
+import type { IdentityProviderInput } from '../../admin/identity-providers.js';
 import type { CreatedKey, KeyTestResult } from '../../admin/operations.js';
+import type { ApiKeyRecord } from '../../store/types.js';
 import { html, whoFor, type Html } from '../html.js';
 import {
   attempt,
@@ -328,6 +330,7 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
     async (request, reply) => {
       const key = await ops.key(request.params.id);
       const grants = await ops.grantsOfKey(key.id);
+      const idp = key.type === 'solo' ? undefined : await ops.identityProviders.ofKey(key.id);
       const rows = grants.map(
         (g) =>
           html`<tr>
@@ -378,6 +381,25 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
                 the front door.`,
             )}
           </section>
+          ${
+            key.type === 'solo'
+              ? ''
+              : html`<section class="card">
+                  <h2>Identity provider</h2>
+                  <p class="muted">
+                    ${
+                      idp
+                        ? html`People sign in on the front door through
+                            <strong>${idp.displayName}</strong> (sign-in name <code>${idp.name}</code>) and
+                            act as this key, user_id from its <code>${idp.userClaim}</code> claim.`
+                        : 'Let people sign in on the front door through the client’s own OpenID Connect provider, user_id proven by its claims.'
+                    }
+                  </p>
+                  <a class="button" href="${root}/keys/${key.id}/identity-provider"
+                    >${idp ? 'Change or remove…' : 'Set up…'}</a
+                  >
+                </section>`
+          }
           <p><a href="${root}/keys">Back to API keys</a></p>`,
       );
     },
@@ -390,6 +412,178 @@ export function keysRoutes(dash: FastifyInstance, dashboard: Dashboard): void {
       return reply.redirect(`${root}/keys/${encodeURIComponent(request.params.id)}?revoked=1`, 303);
     },
   );
+
+  /**
+   * A key's identity provider (issue 14): people sign in at the front door through it and act as
+   * this key, user_id (and org_id) from its claims. The client secret is write-only.
+   */
+  async function idpPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: ApiKeyRecord,
+    state: { errors?: FieldErrors; values?: IdentityProviderInput; notice?: string } = {},
+    status = 200,
+  ): Promise<FastifyReply> {
+    const idp = await ops.identityProviders.ofKey(key.id);
+    const errors = state.errors ?? {};
+    const typed = (name: keyof IdentityProviderInput, stored: string | null | undefined): string => {
+      const value = state.values?.[name];
+      return state.values ? (typeof value === 'string' ? value : '') : (stored ?? '');
+    };
+    return page(
+      request,
+      reply,
+      'Identity provider',
+      html`<h1>Identity provider of key ${key.id}</h1>
+        <p class="lead">
+          People of <strong>${key.clientName}</strong> sign in at the front door (OAuth clients such as
+          Claude.ai) through its own OpenID Connect provider, and act as this ${key.type} key: their
+          user_id${key.type === 'platform' ? ' (and org_id)' : ''} comes from the ID token’s claims, proven
+          rather than typed. Register <code>${ops.identityProviders.redirectUri}</code> as the redirect URI.
+        </p>
+        ${notice(state.notice)}
+        <section class="card">
+          <h2>
+            ${idp ? html`${idp.displayName} ${badge('ok', 'set')}` : html`Not set ${badge('off', 'off')}`}
+          </h2>
+          ${
+            idp
+              ? html`<p class="muted">
+                  Sign-in name <code>${idp.name}</code>, issuer <code>${idp.issuer}</code>, client id
+                  <code>${idp.oauthClientId}</code>, updated ${time(idp.updatedAt)}. The secret is never
+                  shown: leave it empty to keep it.
+                </p>`
+              : ''
+          }
+          ${form(
+            request,
+            `${root}/keys/${key.id}/identity-provider`,
+            html`<div class="row">
+                ${field({
+                  name: 'name',
+                  label: 'Sign-in name',
+                  hint: 'What people type on the sign-in page: lowercase letters, digits and -.',
+                  value: typed('name', idp?.name),
+                  error: errors.name,
+                  required: true,
+                  attributes: html`maxlength="40" spellcheck="false"`,
+                })}
+                ${field({
+                  name: 'display_name',
+                  label: 'Display name',
+                  hint: 'Shown on the way there, such as the company’s name.',
+                  value: typed('display_name', idp?.displayName),
+                  error: errors.display_name,
+                })}
+              </div>
+              <div class="row">
+                ${field({
+                  name: 'issuer',
+                  label: 'Issuer URL',
+                  hint: 'As the provider names itself; its /.well-known/openid-configuration is read.',
+                  value: typed('issuer', idp?.issuer),
+                  error: errors.issuer,
+                  required: true,
+                  placeholder: 'https://login.example.com',
+                })}
+              </div>
+              <div class="row">
+                ${field({
+                  name: 'client_id',
+                  label: 'Client id',
+                  value: typed('client_id', idp?.oauthClientId),
+                  error: errors.client_id,
+                  required: true,
+                  attributes: html`autocomplete="off" spellcheck="false"`,
+                })}
+                ${field({
+                  name: 'client_secret',
+                  label: 'Client secret',
+                  hint: idp
+                    ? 'Write-only. Leave empty to keep the stored secret; a new issuer or client id needs its secret.'
+                    : 'Write-only: stored encrypted, never shown again.',
+                  type: 'password',
+                  error: errors.client_secret,
+                  required: !idp,
+                  placeholder: idp ? '•••••••• (stored)' : '',
+                  attributes: html`autocomplete="new-password"`,
+                })}
+              </div>
+              <div class="row">
+                ${field({
+                  name: 'user_claim',
+                  label: 'user_id claim',
+                  hint: 'The ID token claim that gives user_id.',
+                  value: typed('user_claim', idp?.userClaim ?? 'sub'),
+                  error: errors.user_claim,
+                })}
+                ${
+                  key.type === 'platform'
+                    ? field({
+                        name: 'org_claim',
+                        label: 'org_id claim',
+                        hint: 'Optional: the claim that gives org_id.',
+                        value: typed('org_claim', idp?.orgClaim),
+                        error: errors.org_claim,
+                      })
+                    : ''
+                }
+                <div class="actions"><button type="submit">Save</button></div>
+              </div>`,
+          )}
+          ${
+            idp
+              ? form(
+                  request,
+                  `${root}/keys/${key.id}/identity-provider/remove`,
+                  html`<div class="actions">
+                    <button type="submit" class="danger">Remove identity provider</button>
+                  </div>`,
+                )
+              : ''
+          }
+        </section>
+        <p><a href="${root}/keys/${key.id}">Back to key ${key.id}</a></p>`,
+      { status },
+    );
+  }
+
+  dash.get<{ Params: { id: string }; Querystring: { saved?: string; removed?: string } }>(
+    '/keys/:id/identity-provider',
+    async (request, reply) => {
+      const key = await ops.key(request.params.id);
+      const { saved, removed } = request.query;
+      const text =
+        saved !== undefined
+          ? 'Saved: people can sign in through it from now on.'
+          : removed !== undefined
+            ? 'Removed: sign-ins through it end, tokens already granted stay until revoked.'
+            : undefined;
+      return idpPage(request, reply, key, text ? { notice: text } : {});
+    },
+  );
+
+  dash.post<{ Params: { id: string }; Body: IdentityProviderInput }>(
+    '/keys/:id/identity-provider',
+    async (request, reply) => {
+      const key = await ops.key(request.params.id);
+      const input = { ...request.body, key: key.id };
+      const outcome = await attempt(() => ops.identityProviders.set(input));
+      if ('error' in outcome) {
+        // What was typed comes back, the secret never.
+        const values = { ...request.body, client_secret: '' };
+        return idpPage(request, reply, key, { errors: errorsOf(outcome.error), values }, 400);
+      }
+      return reply.redirect(`${root}/keys/${key.id}/identity-provider?saved`, 303);
+    },
+  );
+
+  dash.post<{ Params: { id: string } }>('/keys/:id/identity-provider/remove', async (request, reply) => {
+    const key = await ops.key(request.params.id);
+    const idp = await ops.identityProviders.ofKey(key.id);
+    if (idp) await ops.identityProviders.remove(idp.name);
+    return reply.redirect(`${root}/keys/${key.id}/identity-provider?removed`, 303);
+  });
 
   dash.get<{ Params: { id: string } }>('/keys/:id/revoke', async (request, reply) => {
     const key = await ops.key(request.params.id);

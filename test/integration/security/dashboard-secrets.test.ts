@@ -50,7 +50,7 @@ function dashboardClient(tg: TestGateway) {
 }
 
 describe('dashboard secrets at rest and in logs', () => {
-  it('no admin password, session id, created or tested key, or OAuth client secret reaches the logs or the data dir', async () => {
+  it('no admin password, session id, created or tested key, OAuth or identity-provider client secret reaches the logs or the data dir', async () => {
     const tg = await startGateway(
       { TOOLGATE_PROVIDER_ACME_CLIENT_ID: 'env-app', TOOLGATE_PROVIDER_ACME_CLIENT_SECRET: 'env-secret' },
       { manifestFiles: [ACME] },
@@ -102,6 +102,27 @@ describe('dashboard secrets at rest and in logs', () => {
       });
       expect(saved.status).toBe(303);
       expect(await browser.get('/oauth-apps')).not.toContain(appSecret);
+
+      // The key's identity provider: a refused form gives back what was typed but the secret; a
+      // saved one shows it nowhere.
+      const idpSecret = `idp-secret-${randomBytes(12).toString('hex')}`;
+      sentinels.push(idpSecret);
+      const idpPage = `/keys/${keyId}/identity-provider`;
+      const idpForm = {
+        name: 'acme',
+        issuer: 'https://login.acme.test',
+        client_id: 'gw',
+        client_secret: idpSecret,
+      };
+      const refused = await browser.post(idpPage, idpPage, { ...idpForm, issuer: 'ftp://login.acme.test' });
+      expect(refused.status).toBe(400);
+      const refusedPage = await refused.text();
+      expect(refusedPage).toContain('must be https://');
+      expect(refusedPage).not.toContain(idpSecret);
+      expect((await browser.post(idpPage, idpPage, idpForm)).status).toBe(303);
+      const idpShown = await browser.get(idpPage);
+      expect(idpShown).toContain('login.acme.test');
+      expect(idpShown).not.toContain(idpSecret);
 
       expect((await browser.post(`/keys/${keyId}/revoke`, `/keys/${keyId}/revoke`, {})).status).toBe(303);
 
