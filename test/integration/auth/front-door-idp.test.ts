@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import type { IdentityProviderInput } from '../../../core/admin/identity-providers.js';
 import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser } from '../../helpers/browser.js';
@@ -30,15 +31,7 @@ beforeAll(async () => {
   });
   callback = await callbackServer();
   browser = await openBrowser();
-  keyId = (await shop.tg.key('client', 'acme')).id;
-  await ops().set({
-    key: keyId,
-    name: 'acme',
-    display_name: 'Acme Corp',
-    issuer: idp.issuer,
-    client_id: 'toolgate-gw',
-    client_secret: IDP_SECRET,
-  });
+  keyId = await keyWithIdp('acme', { display_name: 'Acme Corp' });
 });
 afterAll(async () => {
   await browser?.close();
@@ -49,6 +42,26 @@ afterAll(async () => {
 
 const base = (): string => shop.tg.url;
 const ops = () => shop.tg.gateway.operations.identityProviders;
+
+/** A new client key whose people sign in as `name` through the test identity provider (unless overridden). */
+async function keyWithIdp(name: string, overrides: IdentityProviderInput = {}): Promise<string> {
+  const { id } = await shop.tg.key('client', `${name}-co`);
+  await ops().set({
+    key: id,
+    name,
+    issuer: idp.issuer,
+    client_id: 'toolgate-gw',
+    client_secret: IDP_SECRET,
+    ...overrides,
+  });
+  return id;
+}
+
+/** The error the page in the browser shows, once it shows one. */
+async function shownError(): Promise<string> {
+  await browser.page.waitForSelector('.error');
+  return browser.page.innerText('.error');
+}
 
 /** Front-door records of identity-provider sign-ins under way, counted in the database itself. */
 function pendingSignIns(): number {
@@ -190,41 +203,23 @@ describe('sign-in through the client’s own identity provider', () => {
   it('refuses an unknown sign-in name on the sign-in page, nothing stored', async () => {
     await openSignIn();
     await submitName('nobody');
-    await browser.page.waitForSelector('.error');
-    expect(await browser.page.innerText('.error')).toContain('No organization signs in here as “nobody”');
+    expect(await shownError()).toContain('No organization signs in here as “nobody”');
     expect(pendingSignIns()).toBe(0);
   });
 
   it('says so when the identity provider cannot be reached, nothing stored', async () => {
-    const { id } = await shop.tg.key('client', 'gone-co');
-    await ops().set({
-      key: id,
-      name: 'gone',
-      issuer: `http://127.0.0.1:${await freePort()}`,
-      client_id: 'x',
-      client_secret: 'y',
-    });
+    await keyWithIdp('gone', { issuer: `http://127.0.0.1:${await freePort()}` });
     await openSignIn();
     await submitName('gone');
-    await browser.page.waitForSelector('.error');
-    expect(await browser.page.innerText('.error')).toContain('could not be reached');
+    expect(await shownError()).toContain('could not be reached');
     expect(pendingSignIns()).toBe(0);
   });
 
   it('shows a clear page when the identity provider gives no claim for user_id, and signs nobody in', async () => {
-    const { id } = await shop.tg.key('client', 'mail-co');
-    await ops().set({
-      key: id,
-      name: 'mail-co',
-      issuer: idp.issuer,
-      client_id: 'toolgate-gw',
-      client_secret: IDP_SECRET,
-      user_claim: 'employee_number',
-    });
+    const id = await keyWithIdp('mail-co', { user_claim: 'employee_number' });
     await openSignIn();
     await throughIdp('mail-co', 'carol');
-    await browser.page.waitForSelector('.error');
-    expect(await browser.page.innerText('.error')).toContain('gave no “employee_number” claim');
+    expect(await shownError()).toContain('gave no “employee_number” claim');
     expect(await shop.tg.gateway.frontDoor.grantsOfKey(id)).toEqual([]);
     expect(pendingSignIns()).toBe(0);
   });
@@ -236,18 +231,10 @@ describe('sign-in through the client’s own identity provider', () => {
     expect(forged.status).toBe(400);
     expect(await forged.text()).toContain('was never asked for');
 
-    const { id } = await shop.tg.key('client', 'revoked-co');
-    await ops().set({
-      key: id,
-      name: 'revoked-co',
-      issuer: idp.issuer,
-      client_id: 'toolgate-gw',
-      client_secret: IDP_SECRET,
-    });
+    const id = await keyWithIdp('revoked-co');
     await openSignIn();
     await throughIdp('revoked-co', 'dave', () => shop.tg.gateway.operations.revokeKey(id));
-    await browser.page.waitForSelector('.error');
-    expect(await browser.page.innerText('.error')).toContain('no longer has access');
+    expect(await shownError()).toContain('no longer has access');
     expect(await shop.tg.gateway.frontDoor.grantsOfKey(id)).toEqual([]);
   });
 
