@@ -55,7 +55,7 @@ describe('the dashboard admin password', () => {
     const second = await startServe(env);
     await second.stop();
     expect(second.output()).not.toContain('admin password');
-  }, 60_000);
+  });
 
   it('is set with `toolgate admin set-password` from standard input or the environment, never argv', async () => {
     const piped = await runToolgate(['admin', 'set-password'], env, 'correct horse battery staple\n');
@@ -88,5 +88,5 @@ describe('the dashboard admin password', () => {
     const empty = await runToolgate(['admin', 'set-password'], env, '\n');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('empty');
-  }, 60_000);
+  });
 });

@@ -63,7 +63,7 @@ describe('toolgate policy', () => {
     expect(clear.stdout).toBe('Policy removed: every tool, surface auto.\n');
     expect(await agent.listToolNames()).toContain('petshop_create_pet');
     expect((await runToolgate(['policy', 'clear', 'cli-co'], env)).stdout).toBe('No policy was set.\n');
-  }, 60_000);
+  });
 
   it('refuses an entry naming nothing in the catalog, an unknown client, and a bad command', async () => {
     const unknownTool = await runToolgate(['policy', 'set', 'cli-co', '--deny', 'petshop_feed_pet'], env);
@@ -78,5 +78,5 @@ describe('toolgate policy', () => {
     expect((await runToolgate(['policy', 'show', 'cli-co'], env)).stdout).toContain(
       '(no policy set: the default)',
     );
-  }, 60_000);
+  });
 });
