@@ -6,8 +6,11 @@ import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
 
-/** Rows {@link SqliteDb.hotRead} keeps for the per-call path before starting over (a bound, not a tuning). */
+/** Rows {@link SqliteDb.hotRead} keeps for the per-call path; past it the least recently used goes. */
 const HOT_ROWS = 10_000;
+
+/** The database state in one statement: data_version (other connections' commits) and total_changes() (ours). */
+const HOT_STATE = 'SELECT (SELECT data_version FROM pragma_data_version), total_changes()';
 
 type Param = string | number | null;
 
@@ -78,17 +81,21 @@ export class SqliteDb {
    * still seen by the next request. An implementation detail of this store, not of the contract.
    */
   hotRead<T extends object>(key: string, read: () => T | undefined): T | undefined {
-    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
-    const changes = this.stmt('SELECT total_changes()').pluck().get() as number;
+    const [version, changes] = this.stmt(HOT_STATE).raw().get() as [number, number];
     if (version !== this.hotState.version || changes !== this.hotState.changes) {
       this.hot.clear();
       this.hotState = { version, changes };
     }
     const cached = this.hot.get(key);
-    if (cached) return cached as T;
+    if (cached) {
+      // Least recently used first in the map's order: a scope among many keeps its rows.
+      this.hot.delete(key);
+      this.hot.set(key, cached);
+      return cached as T;
+    }
     const value = read();
     if (value === undefined) return undefined;
-    if (this.hot.size >= HOT_ROWS) this.hot.clear();
+    if (this.hot.size >= HOT_ROWS) this.hot.delete(this.hot.keys().next().value!);
     this.hot.set(key, Object.freeze(value));
     return value;
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../../core/store/index.js';
 import { MIGRATIONS } from '../../../core/store/migrations.js';
+import { SqliteDb } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import { describeStoreContract } from './contract.js';
 
@@ -53,6 +54,40 @@ describe('SqliteStore (SQLite only)', () => {
       expect(await store.ping()).toBe(true);
     } finally {
       await store.close();
+    }
+  });
+
+  it('keeps a busy row of the per-call path cached among 10,000 others, and drops all on any commit', () => {
+    const db = new SqliteDb(join(dir, 'hot.db'));
+    const other = new SqliteDb(join(dir, 'hot.db'));
+    try {
+      db.run('CREATE TABLE t (v INTEGER)');
+      const reads = new Map<string, number>();
+      const read = (key: string) =>
+        db.hotRead(key, () => {
+          reads.set(key, (reads.get(key) ?? 0) + 1);
+          return { key };
+        });
+      for (let i = 0; i < 30_000; i++) {
+        read('busy');
+        read(`scope-${i}`);
+      }
+      // Least recently used eviction: the row read between every other one stayed in memory.
+      expect(reads.get('busy')).toBe(1);
+      read('scope-29999');
+      expect(reads.get('scope-29999')).toBe(1);
+      read('scope-0');
+      expect(reads.get('scope-0')).toBe(2);
+
+      other.run('INSERT INTO t (v) VALUES (1)');
+      read('busy');
+      expect(reads.get('busy')).toBe(2);
+      db.run('INSERT INTO t (v) VALUES (2)');
+      read('busy');
+      expect(reads.get('busy')).toBe(3);
+    } finally {
+      other.close();
+      db.close();
     }
   });
 });
