@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { format, resolveConfig } from 'prettier';
+import { median } from './load.js';
 
 export interface Target {
   op: '<=' | '>=';
@@ -13,9 +14,13 @@ export interface Target {
 
 export interface Metric {
   label: string;
+  /** The median of the samples (rounds, repeats), or the one measurement. */
   value: number;
+  /** The lowest and highest sample, when there was more than one. */
+  range?: [number, number];
   unit: string;
   target: Target | null;
+  /** Met only when every sample meets the target (the whole range passes). */
   pass: boolean | null;
   /** How it was measured, when the label does not say it all. */
   note?: string;
@@ -28,22 +33,36 @@ export function round(value: number): number {
   return Number(value.toFixed(Math.min(digits, 6)));
 }
 
+function meets(value: number, target: Target): boolean {
+  return target.op === '<=' ? value <= target.value : value >= target.value;
+}
+
 export class Metrics {
   readonly all = new Map<string, Metric>();
 
-  add(id: string, label: string, value: number, unit: string, target?: Target, note?: string): void {
-    const pass =
-      target === undefined || !Number.isFinite(value)
-        ? null
-        : target.op === '<='
-          ? value <= target.value
-          : value >= target.value;
+  /**
+   * One figure: a measurement, or the samples of its rounds or repeats (reported as their median
+   * and range, and passing a target only when all of them do).
+   */
+  add(
+    id: string,
+    label: string,
+    samples: number | readonly number[],
+    unit: string,
+    target?: Target,
+    note?: string,
+  ): void {
+    const finite = (typeof samples === 'number' ? [samples] : samples).filter(Number.isFinite);
+    const value = median(finite);
+    const range: [number, number] | undefined =
+      finite.length > 1 ? [round(Math.min(...finite)), round(Math.max(...finite))] : undefined;
     this.all.set(id, {
       label,
       value: round(value),
+      ...(range ? { range } : {}),
       unit,
       target: target ?? null,
-      pass,
+      pass: target === undefined || finite.length === 0 ? null : finite.every((v) => meets(v, target)),
       ...(note !== undefined ? { note } : {}),
     });
   }
@@ -60,19 +79,64 @@ export function table(header: string[], rows: string[][]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-export function formatValue(value: number, unit: string): string {
-  if (!Number.isFinite(value)) return 'n/a';
-  return `${round(value)} ${unit}`;
+/** `median unit`, with the range after it when there were several samples. */
+export function formatMetric(m: Pick<Metric, 'value' | 'range' | 'unit'>): string {
+  if (!Number.isFinite(m.value)) return 'n/a';
+  return `${round(m.value)} ${m.unit}${m.range ? ` (${m.range[0]}–${m.range[1]})` : ''}`;
+}
+
+export function formatTarget(m: Pick<Metric, 'target' | 'unit'>): string {
+  return m.target ? `${m.target.op === '<=' ? '≤' : '≥'} ${m.target.value} ${m.unit}` : '';
+}
+
+export function formatPass(m: Pick<Metric, 'pass'>): string {
+  return m.pass === null ? '' : m.pass ? 'pass' : 'MISS';
 }
 
 export function metricsTable(metrics: Metrics): string {
   const rows = [...metrics.all.values()].map((m) => [
     m.label,
-    formatValue(m.value, m.unit),
-    m.target ? `${m.target.op === '<=' ? '≤' : '≥'} ${m.target.value} ${m.unit}` : '',
-    m.pass === null ? '' : m.pass ? 'pass' : 'MISS',
+    formatMetric(m),
+    formatTarget(m),
+    formatPass(m),
   ]);
-  return table(['metric', 'value', 'target', ''], rows);
+  return table(['metric', 'median (range)', 'target', ''], rows);
+}
+
+/** Which way a metric improves: from its target, else from its unit; undefined when neither tells. */
+export function better(m: Pick<Metric, 'target' | 'unit'>): 'lower' | 'higher' | undefined {
+  if (m.target) return m.target.op === '<=' ? 'lower' : 'higher';
+  if (['µs', 'ms', 's', 'B', 'KB', 'MB', 'tokens'].includes(m.unit)) return 'lower';
+  if (m.unit === 'req/s') return 'higher';
+  return undefined;
+}
+
+/** Relative spread of a metric's samples: (highest − lowest) ÷ median, 0 for one sample. */
+function spread(m: Pick<Metric, 'value' | 'range'>): number {
+  return m.range && m.value !== 0 ? Math.abs((m.range[1] - m.range[0]) / m.value) : 0;
+}
+
+/**
+ * The metrics that got worse than in `before` (a previous results file's metrics) beyond the noise
+ * band: the larger of `floor` and either run's own relative spread.
+ */
+export function regressions(
+  before: Record<string, Metric>,
+  after: Metrics,
+  floor = 0.1,
+): { id: string; before: Metric; after: Metric; change: number }[] {
+  const found: { id: string; before: Metric; after: Metric; change: number }[] = [];
+  for (const [id, now] of after.all) {
+    const then = before[id];
+    const direction = better(now);
+    if (!then || !direction || then.unit !== now.unit || !(then.value > 0) || !Number.isFinite(now.value))
+      continue;
+    const change = now.value / then.value - 1;
+    const band = Math.max(floor, spread(then), spread(now));
+    if (direction === 'lower' ? change > band : -change > band)
+      found.push({ id, before: then, after: now, change });
+  }
+  return found;
 }
 
 /** Writes the results file formatted as the repo's prettier would, so `prettier --check` stays clean. */
