@@ -62,7 +62,8 @@ export class Metrics {
       ...(range ? { range } : {}),
       unit,
       target: target ?? null,
-      pass: target === undefined || finite.length === 0 ? null : finite.every((v) => meets(v, target)),
+      // A targeted figure that could not be measured is no pass.
+      pass: target === undefined ? null : finite.length > 0 && finite.every((v) => meets(v, target)),
       ...(note !== undefined ? { note } : {}),
     });
   }

@@ -176,7 +176,7 @@ export function legacyTarget(gateways: readonly GatewayChild[], key: string, max
   };
 }
 
-/** tools/list for a scope (`?user_id=...`), on either transport; checks the tool count once. */
+/** tools/list (tools=full) for a scope (`?user_id=...`), on either transport; checks the tool count once. */
 export function listTarget(
   url: string,
   pid: number,
@@ -186,7 +186,8 @@ export function listTarget(
   expectTools: number,
 ): Target {
   const http = pool(url, 1);
-  const path = `/mcp/${query}`;
+  // The full list, as a client asking for every tool gets it (a scope this large defaults to the compact one).
+  const path = `/mcp/${query}${query.includes('?') ? '&' : '?'}tools=full`;
   let seq = 0;
   let checked = false;
   // Reads the answer as bytes: decoding a megabyte of JSON on every answer would load the client's
