@@ -181,8 +181,13 @@ export class FrontDoor {
       // Browser-based clients call the token endpoint from their own origin: the one they redirect to.
       clientBasedCORS: (_ctx, origin, client) =>
         client.redirectUris?.some((uri) => new URL(uri).origin === origin) ?? false,
-      findAccount: (_ctx, sub) =>
-        decodeAccount(sub) ? { accountId: sub, claims: () => ({ sub }) } : undefined,
+      // The account lives as long as its key: a code or refresh token of a revoked key is invalid_grant,
+      // not new tokens the MCP endpoint would refuse anyway.
+      findAccount: async (_ctx, sub) => {
+        const account = decodeAccount(sub);
+        const key = account && (await store.keys.get(account.keyId));
+        return key && key.revokedAt === null ? { accountId: sub, claims: () => ({ sub }) } : undefined;
+      },
       interactions: { url: (_ctx, interaction) => `/signin/${interaction.uid}`, policy },
       routes: {
         authorization: '/authorize',
