@@ -8,6 +8,8 @@ import {
   signInByForm,
   type CallbackServer,
 } from '../../helpers/front-door.js';
+import { CIMD_MAX_BYTES } from '../../../core/auth/front-door/cimd.js';
+import { documentAnswer, startCimdGateway, type CimdGateway } from '../../helpers/cimd.js';
 import { connect } from '../../helpers/clients.js';
 import { freePort, postMcp, startGateway, type TestGateway } from '../../helpers/gateway.js';
 
@@ -27,7 +29,6 @@ afterAll(async () => {
 
 const base = (): string => tg.url;
 const client = (): HandClient => new HandClient(base(), callback);
-const records = (): Record<string, number> => frontDoorRecords(tg.dataDir);
 
 /** GETs an authorization URL as a browser would, without following where it sends the person. */
 function authorize(url: string): Promise<Response> {
@@ -35,7 +36,13 @@ function authorize(url: string): Promise<Response> {
 }
 
 /** Asserts that `attempt` answers a page (not a redirect) with `status` and `text`, storing nothing. */
-async function refusedWithPage(attempt: () => Promise<Response>, status: number, text: string | RegExp) {
+async function refusedWithPage(
+  attempt: () => Promise<Response>,
+  status: number,
+  text: string | RegExp,
+  dataDir = tg.dataDir,
+) {
+  const records = (): Record<string, number> => frontDoorRecords(dataDir);
   const before = records();
   const response = await attempt();
   const body = await response.text();
@@ -48,6 +55,7 @@ async function refusedWithPage(attempt: () => Promise<Response>, status: number,
 
 /** Asserts that the authorization is refused by an RFC 6749 4.1.2.1 redirect with `error`, storing nothing. */
 async function refusedByRedirect(url: string, error: string, description: RegExp) {
+  const records = (): Record<string, number> => frontDoorRecords(tg.dataDir);
   const before = records();
   const response = await authorize(url);
   expect(response.status).toBe(303);
@@ -258,6 +266,58 @@ async function revoke(clientId: string, token: string, hint: string): Promise<nu
   return response.status;
 }
 
+describe('a Client ID Metadata Document the front door refuses, storing nothing', () => {
+  let cimd: CimdGateway;
+  const documentUrl = (path: string): string => `${cimd.documents.url}${path}`;
+  const agent = (path: string, extra: Record<string, unknown> = {}) => ({
+    client_id: documentUrl(path),
+    client_name: 'Refused Agent',
+    redirect_uris: [callback.url],
+    token_endpoint_auth_method: 'none',
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    cimd = await startCimdGateway((req) => {
+      if (req.url === '/large.json')
+        return documentAnswer(agent(req.url, { padding: 'x'.repeat(CIMD_MAX_BYTES) }));
+      if (req.url === '/not-json.json')
+        return { status: 200, body: '<html>a web page</html>', headers: { 'content-type': 'text/html' } };
+      if (req.url === '/elsewhere.json')
+        return documentAnswer(agent(req.url, { redirect_uris: ['https://elsewhere.example/callback'] }));
+      return { status: 404, body: 'not found' };
+    });
+  });
+  afterAll(async () => {
+    await cimd?.close();
+  });
+
+  /** The authorization an MCP client would open with the document at `url` as its client_id. */
+  const authorizeWith = (url: string) =>
+    authorize(new HandClient(cimd.url, callback).authorizeUrl(url, pkce().challenge));
+
+  it('answers a page naming what is wrong with the document', async () => {
+    const closed = `https://127.0.0.1:${await freePort()}/agent.json`;
+    const cases: [string, RegExp][] = [
+      [closed, /could not be fetched/],
+      [documentUrl('/missing.json'), /answered HTTP 404/],
+      [documentUrl('/large.json'), new RegExp(`larger than ${CIMD_MAX_BYTES / 1024} KB`)],
+      [documentUrl('/not-json.json'), /is not JSON/],
+    ];
+    for (const [url, message] of cases)
+      await refusedWithPage(() => authorizeWith(url), 400, message, cimd.dataDir);
+  });
+
+  it('refuses a redirect URI the document does not list, without redirecting there', async () => {
+    await refusedWithPage(
+      () => authorizeWith(documentUrl('/elsewhere.json')),
+      400,
+      /redirect_uri/,
+      cimd.dataDir,
+    );
+  });
+});
+
 // Last in the file: the throttle it sets off holds for every key sign-in from this address.
 describe('a wrong key pasted on the sign-in page', () => {
   it('is refused with a page saying so, and after five tries even the right key waits, answered 429', async () => {
@@ -267,7 +327,7 @@ describe('a wrong key pasted on the sign-in page', () => {
     const person = new FormBrowser(base());
     await person.open(hand.authorizeUrl(clientId, pkce().challenge));
     const wrong = `toolgate_${'A'.repeat(43)}${'B'.repeat(6)}`;
-    const before = records();
+    const before = frontDoorRecords(tg.dataDir);
     for (let attempt = 1; attempt <= 5; attempt++) {
       const refused = await person.submit({ action: 'key', key: wrong });
       expect(refused.response.status).toBe(401);
@@ -279,6 +339,6 @@ describe('a wrong key pasted on the sign-in page', () => {
     expect(Number(throttled.response.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(throttled.text).toMatch(/Too many attempts: try again in \d+ seconds/);
     expect(throttled.leftTo).toBeUndefined();
-    expect(records()).toEqual(before);
+    expect(frontDoorRecords(tg.dataDir)).toEqual(before);
   });
 });
