@@ -61,13 +61,14 @@ class RegistrationLimit {
 
 function appHeader(app: AgentApp): Html {
   const name = app.name ?? app.redirectHost;
+  const described = app.documentHost ? html`described by <code>${app.documentHost}</code> · ` : '';
   return html`<div class="brand">
       ${app.logo?.startsWith('https://') ? html`<img src="${app.logo}" alt="" />` : ''}<strong
         >${name}</strong
       >
     </div>
     <p class="muted">
-      ${app.uri ? html`${app.uri} · ` : ''}returns you to <code>${app.redirectHost}</code>
+      ${app.uri ? html`${app.uri} · ` : ''}${described}returns you to <code>${app.redirectHost}</code>
     </p>`;
 }
 

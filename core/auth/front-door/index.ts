@@ -93,6 +93,11 @@ export interface AgentApp {
   logo: string | null;
   /** The host the application's redirect goes to: what a person can check. */
   redirectHost: string;
+  /**
+   * The host serving the application's Client ID Metadata Document (null for a registered client):
+   * the one part of its description it cannot merely claim, since the document was fetched there.
+   */
+  documentHost: string | null;
 }
 
 /**
@@ -363,6 +368,7 @@ export class FrontDoor {
       uri: text(metadata.client_uri),
       logo: text(metadata.logo_uri),
       redirectHost: new URL(redirectUri).host,
+      documentHost: clientId.startsWith('https://') ? new URL(clientId).host : null,
     };
   }
 
