@@ -125,13 +125,15 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
 
 /**
  * Signs in on the front door's page in the browser with an API key (and the identifiers a client
- * or platform key needs), then approves on the consent page; resolves once the browser is on its
- * way to the client's redirect URI. Returns the consent page's text, for what it promised.
+ * or platform key needs), then approves on the consent page (after `onConsent` looked at it);
+ * resolves once the browser is on its way to the client's redirect URI. Returns the consent page's
+ * text, for what it promised.
  */
 export async function signInWithKey(
   page: Page,
   authorizationUrl: string | URL,
   form: { key: string; userId?: string; orgId?: string },
+  onConsent: (page: Page) => Promise<void> = () => Promise.resolve(),
 ): Promise<string> {
   await page.goto(String(authorizationUrl));
   await page.fill('#key', form.key);
@@ -140,6 +142,7 @@ export async function signInWithKey(
   await page.click('button[type=submit]:not(.secondary)');
   await page.waitForSelector('button:has-text("Allow")');
   const consent = await page.innerText('main');
+  await onConsent(page);
   await page.click('button:has-text("Allow")');
   return consent;
 }
