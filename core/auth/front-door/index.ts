@@ -27,6 +27,9 @@ const GRANT_TTL_S = 365 * 24 * 3_600;
 const INTERACTION_TTL_S = 30 * 60;
 /** last_used_at of a grant is a hint for the operator: written at most this often per process. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** What a person is told of an authorization naming a client_id this gateway does not know. */
+const UNKNOWN_CLIENT =
+  'The application asking for access is not registered with this gateway (its registration may have expired after 30 days unused). Its MCP client registers again when it starts a new sign-in; if this persists, remove the server from the client and add it again.';
 /** The one resource-server scope: use of the MCP endpoint as the signed-in key and scope. */
 export const MCP_SCOPE = 'mcp';
 
@@ -234,9 +237,12 @@ export class FrontDoor {
         },
       },
       discovery: { client_id_metadata_document_supported: true },
-      renderError: (ctx, out) => {
+      renderError: (ctx, out, error) => {
         ctx.type = 'html';
-        ctx.body = deps.errorPage(out);
+        // oidc-provider says only "client is invalid" of a client_id it does not know.
+        const unknownClient =
+          error instanceof errors.InvalidClient && error.error_detail === 'client not found';
+        ctx.body = deps.errorPage(unknownClient ? { ...out, error_description: UNKNOWN_CLIENT } : out);
       },
     };
     this.provider = new Provider(this.issuer, configuration);
