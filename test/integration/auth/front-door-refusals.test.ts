@@ -127,7 +127,7 @@ describe('an authorization request the front door refuses, storing nothing', () 
     await refusedWithPage(
       () => authorize(client().authorizeUrl('tgc_neverRegistered', challenge)),
       400,
-      /client/i,
+      /not registered with this gateway/,
     );
   });
 
@@ -143,7 +143,7 @@ describe('an authorization request the front door refuses, storing nothing', () 
       await refusedWithPage(
         () => authorize(hand.authorizeUrl(clientId, challenge, { redirect_uri: redirect })),
         400,
-        /redirect_uri/,
+        /redirect_uri did not match any of the client&#39;s registered redirect_uris/,
       );
     }
   });
