@@ -5,11 +5,14 @@ import { documentAnswer, startCimdGateway, type CimdGateway } from '../helpers/c
 import {
   callbackServer,
   MemoryOAuthProvider,
+  pkce,
   signInWithKey,
   type CallbackServer,
 } from '../helpers/front-door.js';
 
 const DOCUMENT = '/agents/cimd-agent.json';
+/** The same client's document, served with `Cache-Control: no-store`. */
+const UNCACHED = '/agents/uncached-agent.json';
 let cimd: CimdGateway;
 let callback: CallbackServer;
 let browser: Awaited<ReturnType<typeof openBrowser>>;
@@ -17,17 +20,20 @@ let browser: Awaited<ReturnType<typeof openBrowser>>;
 beforeAll(async () => {
   callback = await callbackServer();
   cimd = await startCimdGateway((req) =>
-    req.url === DOCUMENT
-      ? documentAnswer({
-          client_id: documentUrl(),
-          client_name: 'CIMD Agent',
-          client_uri: 'https://agent.example/about',
-          logo_uri: `${cimd.documents.url}/logo.png`,
-          redirect_uris: [callback.url],
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'none',
-        })
+    req.url === DOCUMENT || req.url === UNCACHED
+      ? documentAnswer(
+          {
+            client_id: `${cimd.documents.url}${req.url}`,
+            client_name: 'CIMD Agent',
+            client_uri: 'https://agent.example/about',
+            logo_uri: `${cimd.documents.url}/logo.png`,
+            redirect_uris: [callback.url],
+            grant_types: ['authorization_code', 'refresh_token'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'none',
+          },
+          req.url === UNCACHED ? 'no-store' : undefined,
+        )
       : { status: 404, body: 'not found' },
   );
   browser = await openBrowser();
@@ -95,5 +101,24 @@ describe('the v2 SDK client signing in with a Client ID Metadata Document', () =
     expect(fetchedBefore).toBe(1);
     await authorizeSdk(await cimd.key('solo'));
     expect(cimd.fetches(DOCUMENT)).toBe(fetchedBefore);
+  });
+
+  it('fetches a document marked no-store anew for each authorization', async () => {
+    const url = (): string => {
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: `${cimd.documents.url}${UNCACHED}`,
+        redirect_uri: callback.url,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+        state: 'st-uncached',
+      });
+      return `${cimd.url}/authorize?${query.toString()}`;
+    };
+    for (const times of [1, 2]) {
+      const response = await fetch(url(), { redirect: 'manual' });
+      expect(response.headers.get('location')).toMatch(/^\/signin\//);
+      expect(cimd.fetches(UNCACHED)).toBe(times);
+    }
   });
 });

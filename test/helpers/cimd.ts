@@ -57,12 +57,12 @@ async function makeCertificates(dir: string): Promise<Certificates> {
   };
 }
 
-/** A metadata document as a client serves it: JSON, kept `maxAge` seconds by whoever fetches it. */
-export function documentAnswer(document: unknown, maxAge = 600): Answer {
+/** A metadata document as a client serves it: JSON, with its Cache-Control (kept ten minutes by default). */
+export function documentAnswer(document: unknown, cacheControl = 'public, max-age=600'): Answer {
   return {
     status: 200,
     body: JSON.stringify(document),
-    headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${maxAge}` },
+    headers: { 'content-type': 'application/json', 'cache-control': cacheControl },
   };
 }
 
