@@ -61,13 +61,14 @@ class RegistrationLimit {
 
 function appHeader(app: AgentApp): Html {
   const name = app.name ?? app.redirectHost;
+  const described = app.documentHost ? html`described by <code>${app.documentHost}</code> · ` : '';
   return html`<div class="brand">
       ${app.logo?.startsWith('https://') ? html`<img src="${app.logo}" alt="" />` : ''}<strong
         >${name}</strong
       >
     </div>
     <p class="muted">
-      ${app.uri ? html`${app.uri} · ` : ''}returns you to <code>${app.redirectHost}</code>
+      ${app.uri ? html`${app.uri} · ` : ''}${described}returns you to <code>${app.redirectHost}</code>
     </p>`;
 }
 
@@ -282,15 +283,17 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
     done();
   });
 
+  /** The interaction's page: sign-in (with `error` when the last try failed, answered `status`) or consent. */
   const show = async (
     request: FastifyRequest,
     reply: FastifyReply,
     error?: string,
+    status = error ? 401 : 200,
   ): Promise<FastifyReply> => {
     const interaction = await frontDoor.interaction(request.raw, reply.raw);
     const options = { formTargets: [interaction.redirectOrigin] };
     if (interaction.prompt === 'login')
-      return sendPage(reply, error ? 401 : 200, signInPage(interaction.uid, interaction.app, error), options);
+      return sendPage(reply, status, signInPage(interaction.uid, interaction.app, error), options);
     const key = interaction.account && (await deps.keyRecords.get(interaction.account.keyId));
     if (!key || !interaction.account) return sendPage(reply, 410, SIGN_IN_GONE);
     return sendPage(
@@ -299,6 +302,12 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
       consentPage(interaction.uid, interaction.app, key, interaction.account),
       options,
     );
+  };
+
+  /** A throttled sign-in (too many wrong keys or names from this address): 429, as the dashboard's. */
+  const tooMany = (request: FastifyRequest, reply: FastifyReply, seconds: number): Promise<FastifyReply> => {
+    void reply.header('retry-after', String(seconds));
+    return show(request, reply, `Too many attempts: try again in ${seconds} seconds.`, 429);
   };
 
   app.get<{ Params: { uid: string } }>('/signin/:uid', async (request, reply) => {
@@ -347,8 +356,7 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
     });
     if (!outcome.ok) {
       if (outcome.reason === 'locked') {
-        void reply.header('retry-after', String(outcome.retryAfterSeconds));
-        return show(request, reply, `Too many attempts: try again in ${outcome.retryAfterSeconds} seconds.`);
+        return tooMany(request, reply, outcome.retryAfterSeconds);
       }
       return show(request, reply, 'That API key is not valid: check that the whole key was copied.');
     }
@@ -374,8 +382,7 @@ export function frontDoorRoutes(app: FastifyInstance, deps: FrontDoorRoutesDeps)
     );
     if (!outcome.ok) {
       if (outcome.reason === 'locked') {
-        void reply.header('retry-after', String(outcome.retryAfterSeconds));
-        return show(request, reply, `Too many attempts: try again in ${outcome.retryAfterSeconds} seconds.`);
+        return tooMany(request, reply, outcome.retryAfterSeconds);
       }
       return show(
         request,

@@ -4,10 +4,12 @@ import type {
   StoredOAuthClientInformation,
   StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
+import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -123,13 +125,15 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
 
 /**
  * Signs in on the front door's page in the browser with an API key (and the identifiers a client
- * or platform key needs), then approves on the consent page; resolves once the browser is on its
- * way to the client's redirect URI. Returns the consent page's text, for what it promised.
+ * or platform key needs), then approves on the consent page (after `onConsent` looked at it);
+ * resolves once the browser is on its way to the client's redirect URI. Returns the consent page's
+ * text, for what it promised.
  */
 export async function signInWithKey(
   page: Page,
   authorizationUrl: string | URL,
   form: { key: string; userId?: string; orgId?: string },
+  onConsent: (page: Page) => Promise<void> = () => Promise.resolve(),
 ): Promise<string> {
   await page.goto(String(authorizationUrl));
   await page.fill('#key', form.key);
@@ -138,6 +142,7 @@ export async function signInWithKey(
   await page.click('button[type=submit]:not(.secondary)');
   await page.waitForSelector('button:has-text("Allow")');
   const consent = await page.innerText('main');
+  await onConsent(page);
   await page.click('button:has-text("Allow")');
   return consent;
 }
@@ -234,5 +239,105 @@ export class HandClient {
       consent,
       redirect,
     };
+  }
+}
+
+/** Where the answer to a request sent the person: a page of the gateway, or a redirect out of it. */
+export interface Arrival {
+  /** The last answer from the gateway (a page, or the redirect out). */
+  response: Response;
+  /** Its text (empty for a redirect out). */
+  text: string;
+  /** Where the gateway sent the person when it redirected to another origin (the client's redirect URI). */
+  leftTo: URL | undefined;
+}
+
+/**
+ * A person on the front door's pages without a browser: every request a browser would make (GET the
+ * authorization URL, POST the sign-in and consent forms, follow the gateway's redirects), the
+ * cookies the gateway sets kept and sent back. Redirects out of the gateway are reported, not followed.
+ */
+export class FormBrowser {
+  private readonly cookies = new Map<string, string>();
+  /** The page the person is on (a /signin/<uid> page once the authorization asked for one). */
+  at: URL | undefined;
+
+  constructor(readonly base: string) {}
+
+  /** Opens a URL, as typing it in. */
+  open(url: string | URL): Promise<Arrival> {
+    return this.go(new URL(url), 'GET');
+  }
+
+  /** Submits a form of the page the person is on (the sign-in and consent pages post to themselves). */
+  submit(fields: Record<string, string>): Promise<Arrival> {
+    if (!this.at) throw new Error('open a page before submitting a form');
+    return this.go(this.at, 'POST', new URLSearchParams(fields));
+  }
+
+  private async go(url: URL, method: 'GET' | 'POST', form?: URLSearchParams): Promise<Arrival> {
+    for (let hops = 0; hops < 10; hops++) {
+      const response = await fetch(url, {
+        method,
+        redirect: 'manual',
+        headers: {
+          cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+          ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        ...(form ? { body: form } : {}),
+      });
+      for (const cookie of response.headers.getSetCookie()) {
+        const [pair = ''] = cookie.split(';');
+        const at = pair.indexOf('=');
+        this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
+      }
+      const location = response.headers.get('location');
+      if (response.status < 300 || response.status >= 400 || !location) {
+        this.at = url;
+        return { response, text: await response.text(), leftTo: undefined };
+      }
+      const next = new URL(location, url);
+      if (next.origin !== new URL(this.base).origin) return { response, text: '', leftTo: next };
+      [url, method, form] = [next, 'GET', undefined];
+    }
+    throw new Error(`more than 10 redirects from ${url.href}`);
+  }
+}
+
+/**
+ * Signs in with a key and approves, by plain HTTP posts of the pages' forms; resolves with the query
+ * the client's redirect URI receives.
+ */
+export async function signInByForm(
+  base: string,
+  authorizationUrl: string,
+  form: { key: string; userId?: string; orgId?: string },
+): Promise<URLSearchParams> {
+  const person = new FormBrowser(base);
+  const signIn = await person.open(authorizationUrl);
+  expect(signIn.text, signIn.text).toContain('Sign in to Toolgate');
+  const consent = await person.submit({
+    action: 'key',
+    key: form.key,
+    user_id: form.userId ?? '',
+    org_id: form.orgId ?? '',
+  });
+  expect(consent.text, consent.text).toContain('Allow');
+  const approved = await person.submit({ action: 'approve' });
+  expect(approved.leftTo, approved.text).toBeDefined();
+  return approved.leftTo!.searchParams;
+}
+
+/** The authorization server's records in a gateway's SQLite database, counted by model. */
+export function frontDoorRecords(dataDir: string): Record<string, number> {
+  const db = new Database(join(dataDir, 'toolgate.db'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT model, COUNT(*) AS n FROM auth_server_records GROUP BY model').all() as {
+      model: string;
+      n: number;
+    }[];
+    return Object.fromEntries(rows.map((row) => [row.model, row.n]));
+  } finally {
+    db.close();
   }
 }

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 
 export interface Received {
   method: string;
@@ -32,11 +33,13 @@ export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
  */
 export async function startReceiver(
   respond: (req: Received) => Answer = () => ({ status: 200, body: 'ok' }),
+  /** Serve https with this certificate (PEM) instead of http. */
+  tls?: { key: string; cert: string },
 ) {
   const received: Received[] = [];
   const waiting: ((req: Received) => void)[] = [];
   let delivered = 0;
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -58,12 +61,13 @@ export async function startReceiver(
         waiter(entry);
       }
     });
-  });
+  };
+  const server = tls ? createHttpsServer(tls, listener) : createServer(listener);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     received,
     next(): Promise<Received> {
       if (delivered < received.length) return Promise.resolve(received[delivered++]!);

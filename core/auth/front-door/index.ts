@@ -27,6 +27,9 @@ const GRANT_TTL_S = 365 * 24 * 3_600;
 const INTERACTION_TTL_S = 30 * 60;
 /** last_used_at of a grant is a hint for the operator: written at most this often per process. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** What a person is told of an authorization naming a client_id this gateway does not know. */
+const UNKNOWN_CLIENT =
+  'The application asking for access is not registered with this gateway (its registration may have expired after 30 days unused). Its MCP client registers again when it starts a new sign-in; if this persists, remove the server from the client and add it again.';
 /** The one resource-server scope: use of the MCP endpoint as the signed-in key and scope. */
 export const MCP_SCOPE = 'mcp';
 
@@ -93,6 +96,11 @@ export interface AgentApp {
   logo: string | null;
   /** The host the application's redirect goes to: what a person can check. */
   redirectHost: string;
+  /**
+   * The host serving the application's Client ID Metadata Document (null for a registered client):
+   * the one part of its description it cannot merely claim, since the document was fetched there.
+   */
+  documentHost: string | null;
 }
 
 /**
@@ -181,8 +189,13 @@ export class FrontDoor {
       // Browser-based clients call the token endpoint from their own origin: the one they redirect to.
       clientBasedCORS: (_ctx, origin, client) =>
         client.redirectUris?.some((uri) => new URL(uri).origin === origin) ?? false,
-      findAccount: (_ctx, sub) =>
-        decodeAccount(sub) ? { accountId: sub, claims: () => ({ sub }) } : undefined,
+      // The account lives as long as its key: a code or refresh token of a revoked key is invalid_grant,
+      // not new tokens the MCP endpoint would refuse anyway.
+      findAccount: async (_ctx, sub) => {
+        const account = decodeAccount(sub);
+        const key = account && (await store.keys.get(account.keyId));
+        return key && key.revokedAt === null ? { accountId: sub, claims: () => ({ sub }) } : undefined;
+      },
       interactions: { url: (_ctx, interaction) => `/signin/${interaction.uid}`, policy },
       routes: {
         authorization: '/authorize',
@@ -224,9 +237,12 @@ export class FrontDoor {
         },
       },
       discovery: { client_id_metadata_document_supported: true },
-      renderError: (ctx, out) => {
+      renderError: (ctx, out, error) => {
         ctx.type = 'html';
-        ctx.body = deps.errorPage(out);
+        // oidc-provider says only "client is invalid" of a client_id it does not know.
+        const unknownClient =
+          error instanceof errors.InvalidClient && error.error_detail === 'client not found';
+        ctx.body = deps.errorPage(unknownClient ? { ...out, error_description: UNKNOWN_CLIENT } : out);
       },
     };
     this.provider = new Provider(this.issuer, configuration);
@@ -358,6 +374,7 @@ export class FrontDoor {
       uri: text(metadata.client_uri),
       logo: text(metadata.logo_uri),
       redirectHost: new URL(redirectUri).host,
+      documentHost: clientId.startsWith('https://') ? new URL(clientId).host : null,
     };
   }
 

@@ -5,7 +5,7 @@ import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser } from '../../helpers/browser.js';
 import { connect } from '../../helpers/clients.js';
-import { callbackServer, pkce, type CallbackServer } from '../../helpers/front-door.js';
+import { callbackServer, frontDoorRecords, pkce, type CallbackServer } from '../../helpers/front-door.js';
 import { freePort } from '../../helpers/gateway.js';
 import { approveConsent, startAuthServer, type AuthServer } from '../../helpers/oauth-server.js';
 import { petshopApi, startPetshop, type PetshopGateway } from '../../helpers/petshop.js';
@@ -64,18 +64,7 @@ async function shownError(): Promise<string> {
 }
 
 /** Front-door records of identity-provider sign-ins under way, counted in the database itself. */
-function pendingSignIns(): number {
-  const db = new Database(join(shop.tg.dataDir, 'toolgate.db'), { readonly: true });
-  try {
-    return (
-      db.prepare("SELECT COUNT(*) AS n FROM auth_server_records WHERE model = 'IdpSignIn'").get() as {
-        n: number;
-      }
-    ).n;
-  } finally {
-    db.close();
-  }
-}
+const pendingSignIns = (): number => frontDoorRecords(shop.tg.dataDir).IdpSignIn ?? 0;
 
 /** An agent application's authorization, opened in Chromium up to the front door's sign-in page. */
 async function openSignIn(): Promise<{ clientId: string; verifier: string }> {
