@@ -301,6 +301,7 @@ export class Gateway {
       this.mcp.hub.closeWhere(() => true);
       this.metricsServer?.closeAllConnections();
       this.metricsServer?.close();
+      this.metricsServer = undefined;
       const grace = setTimeout(() => this.app.server.closeAllConnections(), this.config.shutdownGraceMs);
       try {
         await this.app.close();
