@@ -7,13 +7,13 @@ import { startGateway, type TestGateway } from './gateway.js';
 import { jsonAnswer, startReceiver, type Receiver } from './receiver.js';
 
 /**
- * An OAuth2 provider for the observability tests: `acme_me` answers 200, `acme_outage` 503, and
- * refresh tokens named `refresh-bad` are refused for good (invalid_grant) by the token endpoint.
+ * An OAuth2 provider (`acme`) for tests: `acme_me` reads the account at GET /me, `acme_outage`
+ * calls GET /outage (which the observability tests' stand-in fails with 503).
  */
-const MANIFEST = `schema_version: 1
+export const ACME_MANIFEST = `schema_version: 1
 id: acme
 display_name: Acme Cloud
-description: An OAuth2 provider for the observability tests.
+description: An OAuth2 provider for tests.
 auth:
   kind: oauth2
   authorization_url: https://auth.acme.example/authorize
@@ -50,7 +50,10 @@ export interface ObservedGateway {
   close(): Promise<void>;
 }
 
-/** A gateway serving the Acme provider against loopback stand-ins of its API and token endpoint. */
+/**
+ * A gateway serving the Acme provider against loopback stand-ins of its API (GET /me answers, the
+ * rest 503) and token endpoint (refresh tokens named `refresh-bad` refused for good: invalid_grant).
+ */
 export async function startObserved(env: Record<string, string> = {}): Promise<ObservedGateway> {
   const api = await startReceiver((req) =>
     req.url === '/me'
@@ -69,7 +72,7 @@ export async function startObserved(env: Record<string, string> = {}): Promise<O
   );
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-observed-'));
   const manifest = join(dir, 'acme.yaml');
-  writeFileSync(manifest, MANIFEST);
+  writeFileSync(manifest, ACME_MANIFEST);
   const tg = await startGateway(
     {
       TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
