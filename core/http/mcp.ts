@@ -6,8 +6,7 @@ import { mcpMethodLabel, type Telemetry } from '../telemetry/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The MCP method and generation of an /mcp request, once known: its metric's labels. */
-    mcpMethod: string | null;
+    /** The protocol generation whose transport took an /mcp request: its metric's label. */
     mcpGeneration: string | null;
   }
 }
@@ -73,16 +72,11 @@ function traceCarrier(request: FastifyRequest): Readonly<Record<string, unknown>
 export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
   const { telemetry } = deps;
   void app.register((mcp, _options, done) => {
-    mcp.decorateRequest('mcpMethod', null);
     mcp.decorateRequest('mcpGeneration', null);
     // Every answer, refusals before a transport took the request included (`none`); a stream is
     // counted when it ends.
     mcp.addHook('onResponse', (request, reply, next) => {
-      telemetry.metrics.mcpRequest(
-        request.mcpMethod ?? methodOf(request),
-        request.mcpGeneration ?? 'none',
-        reply.statusCode,
-      );
+      telemetry.metrics.mcpRequest(methodOf(request), request.mcpGeneration ?? 'none', reply.statusCode);
       next();
     });
     mcp.addHook('onRequest', async (request) => {
@@ -103,10 +97,9 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
           if (method === 'POST') throw new GatewayError('TG_ERR_BAD_REQUEST');
           throw UNSERVED[method]();
         }
-        const mcpMethod = (request.mcpMethod = methodOf(request));
         request.mcpGeneration = transport.generation;
         return telemetry.mcpRequest(
-          mcpMethod,
+          methodOf(request),
           transport.generation,
           traceCarrier(request),
           () => transport[handler]!(exchange),
