@@ -269,6 +269,10 @@ export class Gateway {
     if (this.config.metricsPort !== undefined) {
       const { host, metricsPort: port } = this.config;
       this.metricsServer = await listenMetrics(this.telemetry.metrics, { host, port, log: this.app.log });
+      this.app.log.info(
+        { code: 'TG_METRICS_LISTENING', port: portOf(this.metricsServer) },
+        'metrics served on their own port (GET /metrics, no token)',
+      );
     }
     this.catalog.start();
     const { store, coordination, connections, catalog, config } = this;

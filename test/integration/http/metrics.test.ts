@@ -163,6 +163,8 @@ describe('TOOLGATE_METRICS_PORT', () => {
       const port = tg.gateway.metricsPort;
       expect(port).toBeGreaterThan(0);
       expect(port).not.toBe(Number(new URL(tg.url).port));
+      // The operator is told where.
+      expect(tg.logs.find((line) => line.includes('TG_METRICS_LISTENING'))).toContain(`"port":${port}`);
       const served = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(served.status).toBe(200);
       expect(await served.text()).toContain('toolgate_catalog_version');
