@@ -78,6 +78,14 @@ describe('after real MCP traffic', () => {
       method: 'tools/list',
     });
     expect(unauthenticated.status).toBe(401);
+    // A made-up method is counted as `other`, never under its own name.
+    const { key } = await acme.tg.key('client');
+    const madeUp = await postMcp(acme.tg.mcpUrl(), key, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'x/made-up-by-a-client',
+    });
+    expect(madeUp.status).toBe(200);
 
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>): number =>
@@ -105,6 +113,8 @@ describe('after real MCP traffic', () => {
     expect(requests({ method: 'tools/call', generation: '2026-07-28', status: '200' })).toBe(2);
     expect(requests({ method: 'tools/list', generation: '2026-07-28', status: '200' })).toBe(1);
     expect(requests({ method: 'tools/call', generation: '2025 sessions', status: '200' })).toBe(3);
+    expect(requests({ method: 'other', generation: '2025 sessions', status: '200' })).toBe(1);
+    expect(after).not.toContain('made-up-by-a-client');
     // Refused before its body was read: counted under its HTTP method, and no transport.
     expect(requests({ method: 'POST', generation: 'none', status: '401' })).toBe(1);
     // The clients' handshakes were counted when they connected.
