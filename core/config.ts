@@ -47,6 +47,11 @@ export interface Config {
    * published evaluations, Cursor serves at most 40, OpenAI's API refuses more than 128.
    */
   compactThreshold: number;
+  /**
+   * Serves `/metrics` on this port of TOOLGATE_HOST, without a token (reach it only from the
+   * monitoring network); undefined: `/metrics` on the main port, with the admin token only.
+   */
+  metricsPort: number | undefined;
   env: NodeJS.ProcessEnv;
 }
 
@@ -113,6 +118,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       'TOOLGATE_ADMIN_TOKEN must be at least 32 characters without spaces (for example: openssl rand -base64 32)',
     );
+  const metricsPort = env.TOOLGATE_METRICS_PORT
+    ? integer(env, 'TOOLGATE_METRICS_PORT', 0, 0, 65535)
+    : undefined;
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port)
+    throw new ConfigError(
+      'TOOLGATE_METRICS_PORT must differ from TOOLGATE_PORT: it serves /metrics apart from the main port; unset it to serve /metrics on the main port with the admin token.',
+    );
   return {
     host: env.TOOLGATE_HOST || '127.0.0.1',
     port,
@@ -137,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: integer(env, 'TOOLGATE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     signInWindowMs: integer(env, 'TOOLGATE_SIGNIN_WINDOW_SECONDS', 900, 1, 86_400) * 1_000,
     compactThreshold: integer(env, 'TOOLGATE_COMPACT_THRESHOLD', 40, 0, 100_000),
+    metricsPort,
     env,
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -19,6 +20,7 @@ import { createApp, localOrigin } from './http/app.js';
 import { frontDoorErrorPage } from './http/front-door.js';
 import { IdentityProviders } from './auth/identity-providers.js';
 import { registerRoutes } from './http/index.js';
+import { listenMetrics, portOf } from './http/metrics.js';
 import {
   Jobs,
   linkPurge,
@@ -32,6 +34,7 @@ import { McpEndpoint } from './mcp/index.js';
 import { PluginRegistry } from './catalog/plugins/registry.js';
 import type { ProviderPlugin } from './catalog/plugins/types.js';
 import type { Store } from './store/types.js';
+import { Telemetry } from './telemetry/index.js';
 import { createToolService } from './tools/index.js';
 import { outboundClient, type OutboundClient } from './upstream/outbound.js';
 import { ProviderClient } from './upstream/provider-client.js';
@@ -63,6 +66,10 @@ export class Gateway {
   readonly operations: AdminOperations;
   /** The OAuth front door: sign-in for MCP clients that cannot send an API key header (issue 14). */
   readonly frontDoor: FrontDoor;
+  /** Prometheus metrics (GET /metrics) and OpenTelemetry spans. */
+  readonly telemetry = new Telemetry();
+  /** The TOOLGATE_METRICS_PORT server, while listening. */
+  private metricsServer: Server | undefined;
   private readonly oauth: OAuthFlows;
   private readonly jobs: Jobs;
   private readonly announcement: Job;
@@ -88,7 +95,8 @@ export class Gateway {
     const plugins = new PluginRegistry(options.plugins);
     const catalog = (this.catalog = new CatalogHolder({ dir: config.manifestsDir, registry: plugins }));
     const outbound = (this.outbound = outboundClient(config));
-    const client = new ProviderClient({ outbound, plugins, config, log });
+    const { telemetry } = this;
+    const client = new ProviderClient({ outbound, plugins, config, log, telemetry });
     const connections = (this.connections = new ConnectionService({
       store,
       bus,
@@ -111,8 +119,19 @@ export class Gateway {
       config,
       log,
       emitEvent,
+      telemetry,
     }));
-    const tools = createToolService({ config, catalog, store, connections, oauth, client, outbound, log });
+    const tools = createToolService({
+      config,
+      catalog,
+      store,
+      connections,
+      oauth,
+      client,
+      outbound,
+      log,
+      telemetry,
+    });
     this.mcp = new McpEndpoint({
       tools,
       sessions,
@@ -121,6 +140,14 @@ export class Gateway {
       basePath: new URL(config.baseUrl).pathname.replace(/\/+$/, ''),
       connectedProviders: async (scope) => new Set((await connections.list(scope)).map((c) => c.provider)),
       onError: (error) => log.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'MCP handling failed'),
+    });
+    telemetry.metrics.watch({
+      openStreams: () => this.mcp.hub.size,
+      sessions: () => sessions.count(),
+      catalog: () => {
+        const { version, providers, tools, failed } = catalog.current;
+        return { version, providers: providers.size, tools: tools.size, failedProviders: failed.size };
+      },
     });
     const reloadCatalog = (): Promise<CatalogReport> => this.reloadEverywhere();
     const localOriginOf = (): string | undefined => localOrigin(app);
@@ -166,6 +193,7 @@ export class Gateway {
       lock,
       processes: coordination.processes,
       self,
+      telemetry,
     });
     catalog.on('changed', (ids) => void bus.publish({ type: 'catalog.changed', providers: [...ids] }));
     catalog.on('reloaded', (report) => logCatalogReport(log, report, 'watcher'));
@@ -238,6 +266,14 @@ export class Gateway {
 
   async listen(): Promise<string> {
     await this.app.listen({ host: this.config.host, port: this.config.port });
+    if (this.config.metricsPort !== undefined) {
+      const { host, metricsPort: port } = this.config;
+      this.metricsServer = await listenMetrics(this.telemetry.metrics, { host, port, log: this.app.log });
+      this.app.log.info(
+        { code: 'TG_METRICS_LISTENING', port: portOf(this.metricsServer) },
+        'metrics served on their own port (GET /metrics, no token)',
+      );
+    }
     this.catalog.start();
     const { store, coordination, connections, catalog, config } = this;
     this.jobs.start([
@@ -253,6 +289,11 @@ export class Gateway {
     return `http://${host}:${address.port}`;
   }
 
+  /** The port /metrics is served on apart (TOOLGATE_METRICS_PORT), once listening; else undefined. */
+  get metricsPort(): number | undefined {
+    return this.metricsServer && portOf(this.metricsServer);
+  }
+
   /**
    * Graceful shutdown: stop accepting, close event streams, let in-flight calls finish (bounded by
    * TOOLGATE_SHUTDOWN_GRACE_MS), then close coordination and the store.
@@ -262,6 +303,9 @@ export class Gateway {
       this.jobs.stop();
       this.catalog.stop();
       this.mcp.hub.closeWhere(() => true);
+      this.metricsServer?.closeAllConnections();
+      this.metricsServer?.close();
+      this.metricsServer = undefined;
       const grace = setTimeout(() => this.app.server.closeAllConnections(), this.config.shutdownGraceMs);
       try {
         await this.app.close();

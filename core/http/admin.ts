@@ -34,7 +34,8 @@ export function adminToken(config: Config): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-function guard(token: string): (request: FastifyRequest) => void {
+/** Refuses (401) a request without `Authorization: Bearer <admin token>`; compared in constant time. */
+export function adminGuard(token: string): (request: FastifyRequest) => void {
   const expected = Buffer.from(token);
   return (request) => {
     const match = /^bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
@@ -73,7 +74,7 @@ function body(request: FastifyRequest): Body {
  * `toolgate` command and operators' scripts. README.md, "Admin API", lists every route.
  */
 export function adminRoutes(app: FastifyInstance, config: Config, ops: AdminOperations): void {
-  const check = guard(adminToken(config));
+  const check = adminGuard(adminToken(config));
   app.register(
     (admin, _options, done) => {
       admin.addHook('onRequest', (request, _reply, next) => {

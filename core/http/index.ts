@@ -11,6 +11,7 @@ import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Transport } from '../mcp/index.js';
 import type { Store } from '../store/types.js';
+import type { Telemetry } from '../telemetry/index.js';
 import { adminRoutes } from './admin.js';
 import { authenticate, hostGuard, withChallenge } from './auth.js';
 import { connectPageRoutes } from './connect-page.js';
@@ -18,6 +19,7 @@ import { dashboardRoutes } from './dashboard/index.js';
 import { frontDoorRoutes } from './front-door.js';
 import { healthRoutes } from './health.js';
 import { mcpRoutes } from './mcp.js';
+import { metricsRoutes } from './metrics.js';
 import { oauthRoutes } from './oauth-pages.js';
 import { SignInThrottle } from './throttle.js';
 
@@ -37,13 +39,14 @@ export interface RoutesDeps {
   /** The live processes of the deployment, and this one's record, for /readyz. */
   processes: ProcessDirectory;
   self: () => ProcessRecord;
+  telemetry: Telemetry;
 }
 
 /**
  * Registers every route group, each an encapsulated plugin or a plain group of its own paths:
  * `/mcp` (host check and key authentication in its own hook), the OAuth front door (metadata, the
  * authorization server, sign-in and consent pages), the connect page, the OAuth pages,
- * health, the admin API and the dashboard (host check, sign-in, CSRF in its own hooks).
+ * health, the admin API, /metrics (admin token; or its own port) and the dashboard (host check, sign-in, CSRF in its own hooks).
  */
 export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
   const { config, store, catalog, connections, operations } = deps;
@@ -57,6 +60,7 @@ export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
       }),
     guardHost,
     transports: deps.transports,
+    telemetry: deps.telemetry,
   });
   frontDoorRoutes(app, {
     frontDoor,
@@ -70,5 +74,6 @@ export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
   oauthRoutes(app, deps.oauth);
   healthRoutes(app, { store, catalog, processes: deps.processes, self: deps.self });
   adminRoutes(app, config, operations);
+  metricsRoutes(app, config, deps.telemetry.metrics);
   dashboardRoutes(app, { config, store, ops: operations, lock: deps.lock, guardHost });
 }

@@ -2,12 +2,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { McpExchange, type Transport } from '../mcp/index.js';
+import { mcpMethodLabel, type Telemetry } from '../telemetry/index.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The protocol generation whose transport took an /mcp request: its metric's label. */
+    mcpGeneration: string | null;
+  }
+}
 
 export interface McpRoutesDeps {
   authenticate: (request: FastifyRequest) => Promise<Caller>;
   guardHost: (request: FastifyRequest) => void;
   /** Asked in order; the first that accepts an exchange serves it. */
   transports: readonly Transport[];
+  /** Counts every request by method, generation and status; traces each served one. */
+  telemetry: Telemetry;
 }
 
 /** MCP messages are JSON; Fastify would otherwise hand a text/plain body through as a string. */
@@ -20,6 +30,8 @@ function methodNotAllowed(allow: string, message: string): GatewayError {
   return new GatewayError('TG_ERR_METHOD_NOT_ALLOWED', message, { allow });
 }
 
+const HANDLERS = { POST: 'post', GET: 'get', DELETE: 'delete' } as const;
+
 /** What a method no transport serves is told: how the endpoint is used instead. */
 const UNSERVED: Record<'GET' | 'DELETE', () => GatewayError> = {
   GET: () =>
@@ -31,6 +43,26 @@ const UNSERVED: Record<'GET' | 'DELETE', () => GatewayError> = {
 };
 
 /**
+ * The JSON-RPC method a request names, for its labels: the body's (one message; `batch` for
+ * several), else the Mcp-Method header (a request refused before its body was read), else the
+ * HTTP method of a GET or DELETE (a stream, a session's end).
+ */
+function methodOf(request: FastifyRequest): string {
+  const body = request.body;
+  if (Array.isArray(body)) return 'batch';
+  if (typeof body === 'object' && body !== null) return mcpMethodLabel((body as { method?: unknown }).method);
+  const header = request.headers['mcp-method'];
+  if (header !== undefined) return mcpMethodLabel(header);
+  return request.method;
+}
+
+/** Where a 2026-07-28 request carries its trace context (`params._meta`), else its headers. */
+function traceCarrier(request: FastifyRequest): Readonly<Record<string, unknown>> {
+  const meta = (request.body as { params?: { _meta?: unknown } } | undefined)?.params?._meta;
+  return typeof meta === 'object' && meta !== null && 'traceparent' in meta ? meta : request.headers;
+}
+
+/**
  * `/mcp/` (and `/mcp`): one URL for every MCP generation, and `/mcp/messages` for the 2024
  * transport's POSTs. An encapsulated route group: its onRequest hook checks the host and
  * authenticates before any body is read, for these routes only. Each exchange goes to the first
@@ -38,7 +70,15 @@ const UNSERVED: Record<'GET' | 'DELETE', () => GatewayError> = {
  * a branch here.
  */
 export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
+  const { telemetry } = deps;
   void app.register((mcp, _options, done) => {
+    mcp.decorateRequest('mcpGeneration', null);
+    // Every answer, refusals before a transport took the request included (`none`); a stream is
+    // counted when it ends.
+    mcp.addHook('onResponse', (request, reply, next) => {
+      telemetry.metrics.mcpRequest(methodOf(request), request.mcpGeneration ?? 'none', reply.statusCode);
+      next();
+    });
     mcp.addHook('onRequest', async (request) => {
       deps.guardHost(request);
       // Before the body is read: an unauthenticated caller never gets a body parsed.
@@ -52,15 +92,19 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
         if (!request.caller) throw new Error('MCP route reached without a caller');
         const exchange = new McpExchange(request, reply, request.caller, path);
         const transport = deps.transports.find((t) => t.accepts(exchange));
-        const served =
-          method === 'POST'
-            ? transport?.post?.(exchange)
-            : method === 'GET'
-              ? transport?.get?.(exchange)
-              : transport?.delete?.(exchange);
-        if (served !== undefined) return served;
-        if (method === 'POST') throw new GatewayError('TG_ERR_BAD_REQUEST');
-        throw UNSERVED[method]();
+        const handler = HANDLERS[method];
+        if (!transport?.[handler]) {
+          if (method === 'POST') throw new GatewayError('TG_ERR_BAD_REQUEST');
+          throw UNSERVED[method]();
+        }
+        request.mcpGeneration = transport.generation;
+        return telemetry.mcpRequest(
+          methodOf(request),
+          transport.generation,
+          traceCarrier(request),
+          () => transport[handler]!(exchange),
+          () => reply.statusCode,
+        );
       };
 
     for (const url of ['/mcp', '/mcp/']) {

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Store } from '../store/types.js';
+import type { Telemetry } from '../telemetry/index.js';
 import type { OutboundClient } from '../upstream/outbound.js';
 import type { ProviderClient } from '../upstream/provider-client.js';
 import { providerToolRunner, visibleProviders } from './provider-tools.js';
@@ -22,6 +23,7 @@ export interface ToolsDeps {
   client: ProviderClient;
   outbound: OutboundClient;
   log: FastifyBaseLogger;
+  telemetry: Telemetry;
 }
 
 /**
@@ -61,6 +63,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
     visibility,
     visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
     runProviderTool: providerToolRunner(connections, deps.client, oauth),
+    telemetry: deps.telemetry,
   });
   return service;
 }

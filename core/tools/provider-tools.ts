@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogSnapshot, CompiledTool, ProviderEntry } from '../catalog/types.js';
 import { ReapprovalNeededError, TemporaryRefreshError, type OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
-import { OutboundError } from '../upstream/outbound.js';
+import { OutboundBlockedError, OutboundError } from '../upstream/outbound.js';
 import {
   pluginResponse,
   ProviderSetupError,
@@ -11,7 +11,7 @@ import {
 } from '../upstream/provider-client.js';
 import { buildRequest } from '../upstream/request.js';
 import { outboundErrorResult, responseResult } from './result.js';
-import { textResult } from './types.js';
+import { textResult, withOutcome } from './types.js';
 import type { Caller, Scope } from '../domain.js';
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
@@ -49,9 +49,15 @@ export async function runTool(
           client.pluginContext(provider, plugin, access, signal),
         )
       : undefined;
-    return shaped ?? responseResult(tool, response, { secrets: Object.values(access.credentials) });
+    const result = shaped ?? responseResult(tool, response, { secrets: Object.values(access.credentials) });
+    // A provider's 4xx is the agent's to act on (a tool error); its 5xx and 429 are the provider's.
+    return response.status >= 500 || response.status === 429 ? withOutcome(result, 'upstream_error') : result;
   } catch (error) {
-    if (error instanceof OutboundError) return outboundErrorResult(tool, error);
+    if (error instanceof OutboundError)
+      return withOutcome(
+        outboundErrorResult(tool, error),
+        error instanceof OutboundBlockedError ? 'refused' : 'upstream_error',
+      );
     if (error instanceof ProviderSetupError) return textResult(error.message, true);
     throw error;
   }
@@ -76,9 +82,12 @@ async function reapproval(oauth: OAuthFlows, scope: Scope, provider: ProviderEnt
     'url' in link
       ? `Ask the user to open this link to approve access again (it works once, for 10 minutes):\n${link.url}`
       : link.error;
-  return textResult(
-    `The ${provider.displayName} connection must be re-approved: its access was revoked or expired for good. ${how}\nThe connection keeps its settings; once approved, call the tool again.`,
-    true,
+  return withOutcome(
+    textResult(
+      `The ${provider.displayName} connection must be re-approved: its access was revoked or expired for good. ${how}\nThe connection keeps its settings; once approved, call the tool again.`,
+      true,
+    ),
+    'not_connected',
   );
 }
 
@@ -111,9 +120,12 @@ export function providerToolRunner(
       );
     }
     if (!found) {
-      return textResult(
-        `${provider.displayName} is not connected for this user. Call connect_provider with provider "${provider.id}" to connect it, then call ${tool.name} again.`,
-        true,
+      return withOutcome(
+        textResult(
+          `${provider.displayName} is not connected for this user. Call connect_provider with provider "${provider.id}" to connect it, then call ${tool.name} again.`,
+          true,
+        ),
+        'not_connected',
       );
     }
     if (found.record.state === 'reapproval_needed') return reapproval(oauth, caller.scope, provider);
@@ -126,9 +138,12 @@ export function providerToolRunner(
     } catch (error) {
       if (error instanceof ReapprovalNeededError) return reapproval(oauth, caller.scope, provider);
       if (error instanceof TemporaryRefreshError) {
-        return textResult(
-          `${provider.displayName} could not renew its access just now (${error.message}). This is temporary: try the call again in a minute.`,
-          true,
+        return withOutcome(
+          textResult(
+            `${provider.displayName} could not renew its access just now (${error.message}). This is temporary: try the call again in a minute.`,
+            true,
+          ),
+          'upstream_error',
         );
       }
       throw error;

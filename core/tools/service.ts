@@ -9,8 +9,9 @@ import type {
 import { validateArguments } from './args.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
-import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
+import { INVALID_PARAMS, outcomeOf, ToolCallError, type CallContext, type SystemTool } from './types.js';
 import type { Caller } from '../domain.js';
+import { SYSTEM_LABEL, UNKNOWN_LABEL, type Telemetry } from '../telemetry/index.js';
 
 /** Runs one provider tool for a caller (tools/provider-tools.ts; connections decide the credential). */
 export type ProviderToolRunner = (
@@ -35,6 +36,8 @@ export interface ToolServiceDeps {
   visibleProviders: VisibleProviders;
   /** The caller's tool policy: what it hides is neither listed nor callable; its default surface. */
   visibility: VisibilityOf;
+  /** Times each call and traces it (metrics by provider, tool and outcome). */
+  telemetry: Telemetry;
 }
 
 const MAX_CACHED_LISTS = 1_000;
@@ -132,6 +135,7 @@ export class ToolService {
    * Calls a tool, whichever list the caller was shown (search_tools and call_tool included).
    * Unknown tools and invalid arguments throw ToolCallError (a protocol error);
    * everything that goes wrong past that point is a tool result with isError.
+   * Every call is timed and traced under its catalog names (an unknown name is never a label).
    */
   async call(
     caller: Caller,
@@ -140,12 +144,34 @@ export class ToolService {
     context: CallContext = {},
   ): Promise<CallToolResult> {
     const system = this.systemByName.get(name);
-    if (system) {
-      const checked = this.check(name, system.inputSchema, args);
-      return system.handler(checked, { ...context, caller });
-    }
     const catalog = this.deps.catalog.current;
-    const tool = catalog.tools.get(name);
+    const tool = system ? undefined : catalog.tools.get(name);
+    const telemetry = this.deps.telemetry.toolCallStarted(
+      system ? SYSTEM_LABEL : (tool?.provider ?? UNKNOWN_LABEL),
+      system || tool ? name : UNKNOWN_LABEL,
+    );
+    try {
+      const result = await telemetry.within(() =>
+        system
+          ? system.handler(this.check(name, system.inputSchema, args), { ...context, caller })
+          : this.runProviderTool(caller, name, catalog, tool, args, context),
+      );
+      telemetry.completed(outcomeOf(result));
+      return result;
+    } catch (error) {
+      telemetry.completed(error instanceof ToolCallError ? 'refused' : 'internal_error');
+      throw error;
+    }
+  }
+
+  private async runProviderTool(
+    caller: Caller,
+    name: string,
+    catalog: CatalogSnapshot,
+    tool: CompiledTool | undefined,
+    args: unknown,
+    context: CallContext,
+  ): Promise<CallToolResult> {
     const provider = tool && catalog.providers.get(tool.provider);
     // A tool the caller's policy hides answers exactly as one that does not exist.
     if (!tool || !provider || !(await this.deps.visibility(caller)).shows(tool)) {

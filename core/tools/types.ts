@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ToolDescriptor } from '../catalog/types.js';
 import type { Caller } from '../domain.js';
+import type { ToolOutcome } from '../telemetry/index.js';
 
 /** What a call may use of the channel it arrived on. */
 export interface CallContext {
@@ -44,4 +45,20 @@ export function textResult(text: string, isError = false): CallToolResult {
   return isError
     ? { content: [{ type: 'text', text }], isError: true }
     : { content: [{ type: 'text', text }] };
+}
+
+// The outcome of a failed result where it is not plainly a tool error (see ToolOutcome): noted by
+// the code that builds the result, read once when the call completes. A WeakMap, so results stay
+// plain CallToolResults on the wire.
+const OUTCOMES = new WeakMap<CallToolResult, ToolOutcome>();
+
+/** Notes how a call that produced `result` ended, for metrics and traces; returns the result. */
+export function withOutcome(result: CallToolResult, outcome: ToolOutcome): CallToolResult {
+  OUTCOMES.set(result, outcome);
+  return result;
+}
+
+/** How a call ended: as noted by {@link withOutcome}, else `tool_error` for isError, else `ok`. */
+export function outcomeOf(result: CallToolResult): ToolOutcome {
+  return OUTCOMES.get(result) ?? (result.isError ? 'tool_error' : 'ok');
 }

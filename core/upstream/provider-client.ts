@@ -9,6 +9,7 @@ import type {
   PluginHttpResponse,
   ProviderPlugin,
 } from '../catalog/plugins/types.js';
+import type { Telemetry } from '../telemetry/index.js';
 import type { OutboundClient, OutboundResponse } from './outbound.js';
 import { rawRequest, type ProviderRequest, type UpstreamRequest } from './request.js';
 
@@ -37,6 +38,8 @@ export interface ProviderClientDeps {
   plugins: PluginRegistry;
   config: Config;
   log: FastifyBaseLogger;
+  /** Each request in a client span carrying `traceparent`, its status counted by provider. */
+  telemetry: Telemetry;
 }
 
 /**
@@ -119,11 +122,13 @@ export class ProviderClient {
         if (outgoing.body === undefined) delete request.body;
         else request.body = outgoing.body;
       }
-      return this.deps.outbound.send({
-        ...request,
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
+      return this.deps.telemetry.upstreamCall(provider.id, request, () =>
+        this.deps.outbound.send({
+          ...request,
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+      );
     };
     const response = await attempt(access);
     if (response.status !== 401 || !access.renew) return response;

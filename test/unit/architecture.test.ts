@@ -23,6 +23,8 @@ const LAYERS: readonly Room[] = [
     rank: 0,
     matches: (f) => ['core/domain.ts', 'core/errors.ts', 'core/config.ts', 'core/keyring.ts'].includes(f),
   },
+  // Metrics and traces: observed from every layer above, importing none of them.
+  { name: 'telemetry', rank: 0.5, matches: under('core/telemetry/') },
   { name: 'store', rank: 1, matches: under('core/store/') },
   { name: 'coordination', rank: 2, matches: under('core/coordination/') },
   { name: 'catalog', rank: 3, matches: under('core/catalog/') },

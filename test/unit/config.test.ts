@@ -46,3 +46,20 @@ describe('loadConfig: the store and coordination settings', () => {
     );
   });
 });
+
+describe('loadConfig: the metrics port', () => {
+  it('serves /metrics on the main port (admin token) unless TOOLGATE_METRICS_PORT names another', () => {
+    expect(loadConfig(base).metricsPort).toBeUndefined();
+    expect(loadConfig({ ...base, TOOLGATE_METRICS_PORT: '' }).metricsPort).toBeUndefined();
+    expect(loadConfig({ ...base, TOOLGATE_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+  });
+
+  it('refuses a port that is not one, or the main port itself, saying what to do', () => {
+    expect(() => loadConfig({ ...base, TOOLGATE_METRICS_PORT: 'metrics' })).toThrow(
+      /TOOLGATE_METRICS_PORT must be an integer from 0 to 65535/,
+    );
+    expect(() => loadConfig({ ...base, TOOLGATE_PORT: '9464', TOOLGATE_METRICS_PORT: '9464' })).toThrow(
+      /TOOLGATE_METRICS_PORT must differ from TOOLGATE_PORT.*unset it/,
+    );
+  });
+});

@@ -9,6 +9,7 @@ import type { Store } from '../../store/types.js';
 import type { ProviderClient } from '../../upstream/provider-client.js';
 import { oauthEndpoints, type OAuthApps, type ResolvedApp } from '../oauth-apps.js';
 import type { ConnectionService } from '../service.js';
+import type { Telemetry } from '../../telemetry/index.js';
 
 /**
  * Talking to a provider's authorization server (simple-oauth2): the client of an app, how a failed
@@ -40,6 +41,8 @@ export interface OAuthDeps {
   log: FastifyBaseLogger;
   /** Delivers an operator event (TOOLGATE_EVENTS_WEBHOOK_URL); never given secrets. */
   emitEvent: (event: Record<string, unknown>) => void;
+  /** Counts token refreshes by outcome. */
+  telemetry: Telemetry;
 }
 
 export const TOKEN_TIMEOUT_MS = 15_000;

@@ -119,6 +119,7 @@ export class OAuthTokens {
     const app =
       record.oauthApp !== null ? await this.deps.apps.byId(record.oauthApp, provider.id) : undefined;
     if (!refreshToken || !app) {
+      this.deps.telemetry.metrics.oauthRefresh(provider.id, 'reapproval_needed');
       await this.markReapproval(
         scope,
         provider,
@@ -132,6 +133,7 @@ export class OAuthTokens {
     } catch (error) {
       const failure = tokenFailure(error);
       if (!failure.definitive) {
+        this.deps.telemetry.metrics.oauthRefresh(provider.id, 'temporary_error');
         this.deps.log.warn(
           { code: 'TG_OAUTH_REFRESH_TEMPORARY', provider: provider.id, reason: failure.description },
           'token refresh failed for now',
@@ -142,10 +144,12 @@ export class OAuthTokens {
       const again = await this.deps.connections.access(scope, provider.id, FRESH);
       if (again && again.record.credentials !== record.credentials && again.record.state === 'connected')
         return again.access;
+      this.deps.telemetry.metrics.oauthRefresh(provider.id, 'reapproval_needed');
       await this.markReapproval(scope, provider, failure.description);
       throw new ReapprovalNeededError(`The ${provider.displayName} connection must be re-approved.`);
     }
     const credentials = tokenCredentials(values, refreshToken);
+    this.deps.telemetry.metrics.oauthRefresh(provider.id, credentials ? 'ok' : 'temporary_error');
     if (!credentials) throw new TemporaryRefreshError('the token response carried no access token');
     const next: ProviderAccess = { credentials, fields: record.fields };
     // The lock can lapse under a holder that stalled past its ttl. Storing is still right: the

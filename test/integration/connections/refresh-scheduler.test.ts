@@ -4,29 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../core/config.js';
 import { Gateway } from '../../../core/gateway.js';
+import { ACME_MANIFEST } from '../../helpers/observed.js';
 import { startReceiver, type Received } from '../../helpers/receiver.js';
 import type { Scope } from '../../../core/domain.js';
-
-const MANIFEST = `# yaml-language-server: $schema=./manifest.schema.json
-schema_version: 1
-id: acme
-display_name: Acme Cloud
-description: An OAuth2 provider for the scheduler test.
-auth:
-  kind: oauth2
-  authorization_url: https://auth.acme.example/authorize
-  token_url: https://auth.acme.example/token
-  scopes: { default: [read] }
-api:
-  base_url: https://api.acme.example
-tools:
-  - name: acme_me
-    description: The connected account.
-    input_schema: { type: object, properties: {} }
-    request: { method: GET, path: /me }
-categories:
-  - { id: account, title: Account, tools: [acme_me] }
-`;
 
 let dataDir: string;
 let tokenEndpoint: Awaited<ReturnType<typeof startReceiver>>;
@@ -48,7 +28,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'toolgate-scheduler-'));
   const manifests = join(dataDir, 'manifests');
   mkdirSync(manifests);
-  writeFileSync(join(manifests, 'acme.yaml'), MANIFEST);
+  writeFileSync(join(manifests, 'acme.yaml'), ACME_MANIFEST);
   tokenEndpoint = await startReceiver(() => ({
     status: 200,
     body: JSON.stringify({

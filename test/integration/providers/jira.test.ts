@@ -139,6 +139,7 @@ describe('Jira over /mcp/ with a seeded OAuth connection', () => {
       plugins: new PluginRegistry(),
       config: { ...jiraApi.tg.gateway.config, env: {} },
       log: jiraApi.tg.gateway.app.log,
+      telemetry: jiraApi.tg.gateway.telemetry,
     });
     expect(client.baseUrl(provider, undefined, { credentials: {}, fields: { cloud_id: CLOUD_ID } })).toBe(
       `https://api.atlassian.com${BASE_PATH}`,
