@@ -101,14 +101,15 @@ export function draftCategories(
   );
   const catchAll = { name: `${toolPrefix(providerId)}*` };
   if (groups.length + (untagged > 0 ? 1 : 0) < 2) {
-    const reads = selected.filter((op) => op.method === 'GET' || op.method === 'HEAD').length;
-    if (reads > 0 && reads < selected.length) {
+    const reads = (['GET', 'HEAD'] as const).filter((method) => selected.some((op) => op.method === method));
+    const readCount = selected.filter((op) => op.method === 'GET' || op.method === 'HEAD').length;
+    if (readCount > 0 && readCount < selected.length) {
       return [
         {
           id: 'read',
           title: 'Read',
           description: 'Operations that only read.',
-          match: [{ method: 'GET' }, { method: 'HEAD' }],
+          match: reads.map((method) => ({ method })),
         },
         {
           id: 'change',
