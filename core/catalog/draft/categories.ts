@@ -59,16 +59,22 @@ function merge(groups: Group[], max: number): Group[] {
   return result.sort((a, b) => b.count - a.count);
 }
 
-/** "pull-requests" -> "Pull requests"; a tag with spaces keeps its own capitals. */
-export function humanise(tag: string): string {
-  const text = /\s/.test(tag.trim()) ? oneLine(tag) : snakeCase(tag).split('_').join(' ');
-  return text.charAt(0).toUpperCase() + text.slice(1);
+/**
+ * A tag in sentence case: "pull-requests" and "Pull Requests" -> "Pull requests"; acronyms stay
+ * ("API Keys" -> "API keys"). `lead` false starts it lower case, for the middle of a title.
+ */
+export function humanise(tag: string, lead = true): string {
+  const words = /\s/.test(tag.trim()) ? oneLine(tag).split(' ') : snakeCase(tag).split('_');
+  return words
+    .map((word, i) => {
+      const lower = /^[A-Z][a-z0-9]*$/.test(word) ? word.toLowerCase() : word;
+      return i === 0 && lead ? lower.charAt(0).toUpperCase() + lower.slice(1) : lower;
+    })
+    .join(' ');
 }
 
 function titleOf(tags: readonly string[]): string {
-  const names = tags.map((t, i) =>
-    i === 0 ? humanise(t) : humanise(t).replace(/^[A-Z](?![A-Z])/, (c) => c.toLowerCase()),
-  );
+  const names = tags.map((t, i) => humanise(t, i === 0));
   if (names.length === 1) return names[0]!;
   if (names.length <= 3) return `${names.slice(0, -1).join(', ')} and ${names.at(-1)!}`;
   return `${names.slice(0, 2).join(', ')} and ${names.length - 2} more`;
