@@ -19,9 +19,9 @@ import { buildProvider } from '../catalog/provider.js';
 import { OutboundClient, OutboundError } from '../upstream/outbound.js';
 
 /** The largest document fetched (GitHub's full description is 13 MB). */
-export const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 32 * 1024 * 1024;
 /** The deadline of fetching a document, redirects and body included. */
-export const FETCH_TIMEOUT_MS = 60_000;
+const FETCH_TIMEOUT_MS = 60_000;
 
 export interface ProviderAddOptions {
   config: Config;
@@ -48,12 +48,15 @@ export interface ProviderAddResult {
   review: ReviewSection[];
 }
 
+/** Items of one review section printed; a document of a thousand operations would drown the rest. */
+const MAX_ITEMS = 20;
+
 /** Bad input; the message says what to do. */
 export class ProviderAddError extends Error {}
 
 const PROVIDER_ID = /^[a-z][a-z0-9-]{1,30}$/;
 
-export function checkProviderId(id: string): void {
+function checkProviderId(id: string): void {
   if (!PROVIDER_ID.test(id))
     throw new ProviderAddError(
       `--id "${id}" is not a provider id: use 2-31 characters of a-z, 0-9 and -, starting with a letter (e.g. acme-crm); it names the manifest file and prefixes the tool names`,
@@ -249,18 +252,25 @@ export async function addProvider(options: ProviderAddOptions): Promise<Provider
   };
 }
 
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** What the command prints: what was written, the validation, and the review list. */
 export function formatProviderAdd(result: ProviderAddResult): string {
   const errors = result.findings.filter((f) => f.severity === 'error').length;
   const lines = [
     `Wrote ${result.manifestFile} and ${result.documentFile} (${result.subset ? `the ${result.selected} selected of ${result.total} operations and what they reference` : `all ${result.total} operations`}).`,
-    `catalog validate: ${result.tools} tools in ${result.categories} categories, ${errors} error(s), ${result.findings.length - errors} warning(s).`,
+    `catalog validate: ${count(result.tools, 'tool')} in ${count(result.categories, 'category', 'categories')}, ${errors} error(s), ${result.findings.length - errors} warning(s).`,
     '',
     'Review by hand before it ships:',
   ];
   for (const section of result.review) {
     if (section.items.length === 0) continue;
-    lines.push(`${section.title}:`, ...section.items.map((item) => `  - ${item}`));
+    const shown = section.items.slice(0, MAX_ITEMS);
+    lines.push(`${section.title}:`, ...shown.map((item) => `  - ${item}`));
+    if (section.items.length > shown.length)
+      lines.push(`  - ... and ${section.items.length - shown.length} more of the same kind`);
   }
   if (result.findings.length > 0) lines.push('Findings:', formatFindings(result.findings));
   lines.push(

@@ -6,8 +6,10 @@
 import { Document, isMap, isScalar, visit } from 'yaml';
 import { providerSettingName } from '../../config.js';
 import type { Manifest, OperationSelectorSpec } from '../manifest-schema.js';
+import { compileOpenApiTools } from '../openapi/compile.js';
 import { oneLine } from '../openapi/describe.js';
 import { isObject, type OpenApiDocument, type OperationRef } from '../openapi/document.js';
+import { YamlSource } from '../yaml-source.js';
 import { draftAuth, PLACEHOLDER_URL } from './auth.js';
 import { draftBaseUrl } from './base-url.js';
 import { draftCategories, humanise } from './categories.js';
@@ -82,6 +84,22 @@ function verifyCandidate(selected: readonly OperationRef[]): OperationRef | unde
   );
 }
 
+/**
+ * The selected operations the compiler turns into tools, so that no category is drafted for
+ * operations it skips (all of them when it skips every one: the validation says why).
+ */
+function compilable(options: DraftOptions): readonly OperationRef[] {
+  const spec = {
+    file: options.documentFile,
+    ...(options.selectors !== undefined ? { operations: { include: [...options.selectors] } } : {}),
+  };
+  const source = new YamlSource(options.documentFile, '');
+  const { drafts } = compileOpenApiTools(source, options.id, spec, options.doc, new Set());
+  const keys = new Set(drafts.map((d) => d.tool.source));
+  const tools = options.selected.filter((op) => keys.has(op.key));
+  return tools.length > 0 ? tools : options.selected;
+}
+
 export function draftManifest(options: DraftOptions): ManifestDraft {
   const { id, doc, selected } = options;
   const info = isObject(doc.root.info) ? doc.root.info : {};
@@ -128,7 +146,7 @@ export function draftManifest(options: DraftOptions): ManifestDraft {
     "limits > note: rate limits agents should know (optional); synonyms: words users say for the provider's own (optional)",
   );
 
-  const categories = draftCategories(doc, selected, id);
+  const categories = draftCategories(doc, compilable(options), id);
   const manifest: Manifest = {
     schema_version: 1,
     id,

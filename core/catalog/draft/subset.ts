@@ -15,7 +15,7 @@ const KEYS = ['operationId', 'tag', 'method', 'path'] as const;
 type Method = (typeof HTTP_METHODS)[number];
 
 /** Thrown with a message saying what to write instead. */
-export class SelectorSyntaxError extends Error {}
+class SelectorSyntaxError extends Error {}
 
 function method(value: string, selector: string): Method {
   const upper = value.toUpperCase();

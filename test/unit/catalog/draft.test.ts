@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { draftAuth } from '../../../core/catalog/draft/auth.js';
 import { draftBaseUrl } from '../../../core/catalog/draft/base-url.js';
 import { draftCategories, humanise } from '../../../core/catalog/draft/categories.js';
-import { thinDescriptions } from '../../../core/catalog/draft/manifest.js';
+import { draftManifest, thinDescriptions } from '../../../core/catalog/draft/manifest.js';
 import { parseSelectors, selectOperations, subsetDocument } from '../../../core/catalog/draft/subset.js';
 import {
   listOperations,
@@ -341,5 +341,41 @@ describe('thinDescriptions', () => {
       { key: 'GET /a', why: 'no summary or description (the tool says only "GET /a.")' },
       { key: 'GET /b', why: 'only "List"' },
     ]);
+  });
+});
+
+describe('draftManifest', () => {
+  it('writes the editor-schema line first, and no category for operations the compiler skips', () => {
+    const document = doc({
+      servers: [{ url: 'https://acme.test' }],
+      paths: {
+        '/pets': { get: { tags: ['pets'], summary: 'List the pets for sale', responses: ok } },
+        '/images': {
+          post: {
+            tags: ['images'],
+            summary: 'Upload a picture of a pet',
+            requestBody: { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+            responses: ok,
+          },
+        },
+      },
+    });
+    const draft = draftManifest({
+      id: 'acme',
+      doc: document,
+      selected: listOperations(document),
+      documentFile: './acme.openapi.yaml',
+      source: 'acme.json',
+    });
+    expect(draft.manifest.categories).toEqual([{ id: 'pets', title: 'Pets', match: [{ tag: 'pets' }] }]);
+    expect(draft.text.split('\n').slice(0, 4)).toEqual([
+      '# yaml-language-server: $schema=./manifest.schema.json',
+      '# Drafted by `toolgate provider add` from acme.json',
+      '# Review it before it ships: see the list the command printed, and CONTRIBUTING.md.',
+      '',
+    ]);
+    expect(draft.text).toContain(
+      '# Operators override it with TOOLGATE_PROVIDER_ACME_BASE_URL.\napi: { base_url: https://acme.test }\n',
+    );
   });
 });
