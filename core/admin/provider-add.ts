@@ -227,7 +227,8 @@ export async function addProvider(options: ProviderAddOptions): Promise<Provider
   review.splice(review.length - 1, 0, { title: 'Descriptions an agent needs', items: descriptions });
   const taken = new Set(tools.map((t) => t.name));
   const renamed = tools.flatMap((tool) => {
-    if (tool.name.length === 48 && /_[0-9a-f]{6}$/.test(tool.name))
+    // names.ts rule 4: cut to 41 characters (less a trailing _) and a 6-hex-digit hash.
+    if (tool.name.length >= 47 && /_[0-9a-f]{6}$/.test(tool.name))
       return [
         `${tool.name} (${tool.source}) was cut to 48 characters; give a shorter one under openapi > overrides > "${tool.source}" > name`,
       ];

@@ -108,8 +108,12 @@ export function draftManifest(options: DraftOptions): ManifestDraft {
   const review: ReviewSection[] = [];
 
   const summary = firstSentence(plain(info.description));
-  if (summary === undefined)
-    fill.push('description: one line (at most 200 characters) saying what agents can do with the provider');
+  fill.push(
+    `display_name "${title}" (${plain(info.title) === '' ? 'from the id' : "the document's info.title"}): the provider's name as users know it`,
+    summary === undefined
+      ? 'description: one line (at most 200 characters) saying what agents can do with the provider'
+      : "description (the first sentence of the document's info.description): make it say what agents can do with the provider",
+  );
   const docs =
     isObject(doc.root.externalDocs) && typeof doc.root.externalDocs.url === 'string'
       ? doc.root.externalDocs.url

@@ -165,6 +165,25 @@ export function subsetDocument(doc: OpenApiDocument, selected: readonly Operatio
     collectRefs(target, pending);
   }
 
+  // Components in the document's order, so the subset reads (and diffs) like the original.
+  const containers: Array<[JsonObject, string]> = [
+    [out, 'definitions'],
+    [out, 'parameters'],
+    [out, 'responses'],
+    ...Object.keys(isObject(out.components) ? out.components : {}).map((key): [JsonObject, string] => [
+      out.components as JsonObject,
+      key,
+    ]),
+  ];
+  for (const [parent, key] of containers) {
+    const original = valueAt(doc.root, parent === out ? [key] : ['components', key]);
+    const copy = parent[key];
+    if (isObject(copy) && isObject(original))
+      parent[key] = Object.fromEntries(
+        Object.keys(original).flatMap((k) => (k in copy ? [[k, copy[k]]] : [])),
+      );
+  }
+
   // Security schemes by name: those the document or the selected operations require, else all.
   const named = new Set(
     [doc.root.security, ...selected.map((op) => op.operation.security)]

@@ -28,7 +28,9 @@ beforeAll(async () => {
   api = await startReceiver((req) =>
     req.url.startsWith('/docs/calendar.json')
       ? { status: 200, body: readFileSync(`${FIXTURES}calendar.json`, 'utf8') }
-      : jsonAnswer(200, { email: 'ann@petshop.test', items: [] }),
+      : req.url.startsWith('/docs/')
+        ? { status: 404, body: 'not found' }
+        : jsonAnswer(200, { email: 'ann@petshop.test', items: [] }),
   );
 });
 afterAll(async () => {
@@ -148,7 +150,14 @@ describe('toolgate provider add', () => {
   it('merges many tags into at most five readable categories, and drafts bearer auth', async () => {
     const run = await add(['--openapi', `${FIXTURES}tracker.yaml`, '--id', 'tracker']);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('catalog validate: 13 tools in 5 categories, 0 error(s), 0 warning(s).');
+    expect(run.stdout).toContain('catalog validate: 15 tools in 5 categories, 0 error(s), 0 warning(s).');
+    // Names checked by the compiler's own rules: a duplicate took a suffix, a long one was cut.
+    expect(run.stdout).toContain(
+      'tracker_list_issues_2 (GET /search/issues) took a suffix: another operation derives tracker_list_issues; name one of them under openapi > overrides',
+    );
+    expect(run.stdout).toMatch(
+      /tracker_subscribe_the_authenticated_user_[0-9a-f]{6} \(PUT \/issues\/\{id\}\/subscriptions\) was cut to 48 characters; give a shorter one under openapi > overrides > "PUT \/issues\/\{id\}\/subscriptions" > name/,
+    );
     expect(run.stdout).toContain('The document lists 1 more server(s) (https://sandbox.tracker.test)');
     const manifest = manifestOf('tracker');
     expect(manifest.categories.map((c) => c.title)).toEqual([
@@ -174,12 +183,21 @@ describe('toolgate provider add', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`could not fetch ${api.url}/docs/calendar.json:`);
     expect(refused.stderr).not.toContain('s3cr3t');
+    const notFound = await add(['--openapi', `${api.url}/docs/gone.json`, '--id', 'cal'], {
+      TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+    });
+    expect(notFound.stderr).toBe(
+      `toolgate: ${api.url}/docs/gone.json answered HTTP 404; check the URL, or download the document and pass its file\n`,
+    );
 
     const run = await add(['--openapi', url, '--id', 'cal'], { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1' });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('catalog validate: 3 tools in 2 categories, 0 error(s)');
     expect(run.stdout).not.toContain('s3cr3t');
+    expect(readFileSync(join(dir, 'cal.yaml'), 'utf8')).toContain(
+      `# Drafted by \`toolgate provider add\` from ${api.url}/docs/calendar.json\n`,
+    );
     expect(run.stdout).toContain(
       'Scopes: 3 requested by default (events.read, events.write, calendars.read), the ones the selected operations name',
     );
@@ -250,6 +268,29 @@ describe('toolgate provider add', () => {
       await tg.close();
     }
   }, 60_000);
+
+  it('writes a YAML subset with the operations selected, the components they reach and their security scheme', async () => {
+    const run = await add([
+      '--openapi',
+      `${FIXTURES}petshop.yaml`,
+      '--id',
+      'pets',
+      '--operations',
+      'tag=pets',
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('(the 3 selected of 6 operations and what they reference)');
+    expect(run.stdout).toContain('catalog validate: 3 tools in 2 categories, 0 error(s), 0 warning(s).');
+    const subset = parse(readFileSync(join(dir, 'pets.openapi.yaml'), 'utf8')) as {
+      paths: Record<string, object>;
+      tags: unknown[];
+      components: { schemas: object; securitySchemes: object };
+    };
+    expect(Object.keys(subset.paths)).toEqual(['/pets', '/pets/{petId}#hard']);
+    expect(subset.tags).toEqual([{ name: 'pets', description: 'The pets for sale. Everything about them.' }]);
+    expect(Object.keys(subset.components.schemas)).toEqual(['Pet', 'NewPet', 'Tag']);
+    expect(Object.keys(subset.components.securitySchemes)).toEqual(['shop_key']);
+  }, 30_000);
 
   it('exits non-zero with the findings when the draft does not validate', async () => {
     const run = await add(['--openapi', `${FIXTURES}xml-only.yaml`, '--id', 'legacy']);
