@@ -9,8 +9,8 @@ import { access, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { Config } from '../config.js';
-import { formatFindings, hasErrors, type Finding } from '../catalog/index.js';
-import { draftManifest, type ReviewSection } from '../catalog/draft/manifest.js';
+import { formatFindings, hasErrors, type CompiledTool, type Finding } from '../catalog/index.js';
+import { draftManifest, type ManifestDraft, type ReviewSection } from '../catalog/draft/manifest.js';
 import { parseSelectors, selectOperations, selectorText, subsetDocument } from '../catalog/draft/subset.js';
 import { RESERVED_PROVIDER_IDS } from '../catalog/manifest-schema.js';
 import { listOperations, loadDocument, type OpenApiDocument } from '../catalog/openapi/document.js';
@@ -142,16 +142,42 @@ async function writeAtomically(file: string, content: string | Buffer): Promise<
   await rename(temporary, file);
 }
 
+/** What to review in the compiled tools: descriptions that say little, names the rules changed. */
+function toolSections(thin: ManifestDraft['thin'], tools: readonly CompiledTool[]): ReviewSection[] {
+  const names = new Map(tools.map((t) => [t.source, t.name]));
+  const descriptions = thin.map(({ key, why }) => {
+    const name = names.get(key);
+    return `${name === undefined ? key : `${name} (${key})`}: ${why}; write one under openapi > overrides > "${key}" > description`;
+  });
+  const taken = new Set(tools.map((t) => t.name));
+  const renamed = tools.flatMap((tool) => {
+    // names.ts rule 4: cut to 41 characters (less a trailing _) and a 6-hex-digit hash.
+    if (tool.name.length >= 47 && /_[0-9a-f]{6}$/.test(tool.name))
+      return [
+        `${tool.name} (${tool.source}) was cut to 48 characters; give a shorter one under openapi > overrides > "${tool.source}" > name`,
+      ];
+    const base = /^(.*)_\d+$/.exec(tool.name)?.[1];
+    if (base !== undefined && taken.has(base))
+      return [
+        `${tool.name} (${tool.source}) took a suffix: another operation derives ${base}; name one of them under openapi > overrides`,
+      ];
+    return [];
+  });
+  return [
+    { title: 'Descriptions an agent needs', items: descriptions },
+    { title: 'Tool names', items: renamed },
+  ];
+}
+
 export async function addProvider(options: ProviderAddOptions): Promise<ProviderAddResult> {
   const { id } = options;
   checkProviderId(id);
   const dir = resolve(options.manifestsDir);
-  if (
-    !(await stat(dir).then(
-      (s) => s.isDirectory(),
-      () => false,
-    ))
-  )
+  const isDirectory = await stat(dir).then(
+    (found) => found.isDirectory(),
+    () => false,
+  );
+  if (!isDirectory)
     throw new ProviderAddError(
       `the manifests directory ${dir} does not exist; create it, or pass --manifests DIR`,
     );
@@ -218,28 +244,11 @@ export async function addProvider(options: ProviderAddOptions): Promise<Provider
 
   const build = await buildProvider(manifestFile, options.registry);
   const tools = build.entry?.tools ?? [];
-  const names = new Map(tools.map((t) => [t.source, t.name]));
-  const review = [...draft.review];
-  const descriptions = draft.thin.map(({ key, why }) => {
-    const name = names.get(key);
-    return `${name === undefined ? key : `${name} (${key})`}: ${why}; write one under openapi > overrides > "${key}" > description`;
-  });
-  review.splice(review.length - 1, 0, { title: 'Descriptions an agent needs', items: descriptions });
-  const taken = new Set(tools.map((t) => t.name));
-  const renamed = tools.flatMap((tool) => {
-    // names.ts rule 4: cut to 41 characters (less a trailing _) and a 6-hex-digit hash.
-    if (tool.name.length >= 47 && /_[0-9a-f]{6}$/.test(tool.name))
-      return [
-        `${tool.name} (${tool.source}) was cut to 48 characters; give a shorter one under openapi > overrides > "${tool.source}" > name`,
-      ];
-    const base = /^(.*)_\d+$/.exec(tool.name)?.[1];
-    if (base !== undefined && taken.has(base))
-      return [
-        `${tool.name} (${tool.source}) took a suffix: another operation derives ${base}; name one of them under openapi > overrides`,
-      ];
-    return [];
-  });
-  review.splice(review.length - 1, 0, { title: 'Tool names', items: renamed });
+  const review = [
+    ...draft.review,
+    ...toolSections(draft.thin, tools),
+    { title: 'Fields to fill or check', items: draft.fill },
+  ];
   return {
     manifestFile,
     documentFile,

@@ -40,6 +40,8 @@ export interface ManifestDraft {
   /** The manifest file's text: the YAML with its editor-schema line and review comments. */
   text: string;
   review: ReviewSection[];
+  /** Fields the draft could not fill, or filled from the document in words to check. */
+  fill: string[];
   /** Operations whose tool description says little: no summary or description, or a short one. */
   thin: Array<{ key: string; why: string }>;
 }
@@ -175,10 +177,9 @@ export function draftManifest(options: DraftOptions): ManifestDraft {
   review.push({
     title: 'Categories',
     items: [
-      `${categories.length} categor${categories.length === 1 ? 'y' : 'ies'} from the tags: ${categories.map((c) => c.title).join('; ')}. Check the titles and add a description to each.`,
+      `${categories.length} categor${categories.length === 1 ? 'y' : 'ies'} from the tags: ${categories.map((c) => c.title).join('; ')}. Check their titles and descriptions.`,
     ],
   });
-  review.push({ title: 'Fields to fill', items: fill });
 
   const selection =
     options.selectors === undefined
@@ -197,6 +198,7 @@ export function draftManifest(options: DraftOptions): ManifestDraft {
       { api: ` ${base.url === undefined ? 'FILL IN. ' : ''}Operators override it with ${baseSetting}.` },
     ),
     review,
+    fill,
     thin,
   };
 }
