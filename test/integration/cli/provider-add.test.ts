@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { Manifest } from '../../../core/catalog/index.js';
+import type { CatalogReport, Manifest } from '../../../core/catalog/index.js';
 import { runToolgate } from '../../helpers/cli.js';
 import { connectWithKey } from '../../helpers/clients.js';
 import { startGateway } from '../../helpers/gateway.js';
@@ -22,6 +22,8 @@ const GITHUB = fileURLToPath(
 
 let api: Receiver;
 let dir: string;
+/** Gateways and clients a test started, closed after it, last first. */
+const started: Array<{ close(): Promise<void> }> = [];
 
 beforeAll(async () => {
   // The provider's API for the tools, and a web server for the calendar's document.
@@ -39,7 +41,8 @@ afterAll(async () => {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-provider-add-'));
 });
-afterEach(() => {
+afterEach(async () => {
+  for (const running of started.splice(0).reverse()) await running.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -56,7 +59,22 @@ function manifestOf(id: string): Manifest {
 }
 
 describe('toolgate provider add', () => {
-  it('drafts an API-key provider whose tools a gateway serves, # and ? paths included', async () => {
+  it('drafts an API-key provider that a running gateway loads and serves, # and ? paths included', async () => {
+    // The gateway runs on the manifests dir before the provider exists: it loads it by itself.
+    const tg = await startGateway({
+      TOOLGATE_MANIFESTS_DIR: dir,
+      TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+      TOOLGATE_PROVIDER_PETS_BASE_URL: `${api.url}/v1`,
+    });
+    started.push(tg);
+    const loaded = new Promise<void>((resolve) => {
+      const onReload = (report: CatalogReport): void => {
+        if (!report.added.includes('pets')) return;
+        tg.gateway.catalog.off('reloaded', onReload);
+        resolve();
+      };
+      tg.gateway.catalog.on('reloaded', onReload);
+    });
     const run = await add(['--openapi', `${FIXTURES}petshop.yaml`, '--id', 'pets']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -93,38 +111,30 @@ describe('toolgate provider add', () => {
       ['general', 'General'],
     ]);
 
-    const tg = await startGateway({
-      TOOLGATE_MANIFESTS_DIR: dir,
-      TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
-      TOOLGATE_PROVIDER_PETS_BASE_URL: `${api.url}/v1`,
-    });
+    await loaded;
     const agent = await connectWithKey(tg, '2025 (v1 client)', '?user_id=ann');
-    try {
-      const connected = await agent.callTool('connect_provider', {
-        provider: 'pets',
-        credentials: { api_key: 'pk_test_1' },
-      });
-      expect(connected.isError).toBeFalsy();
-      expect(api.received.at(-1)).toMatchObject({ method: 'GET', url: '/v1/me' });
-      expect(await agent.listToolNames()).toEqual(
-        expect.arrayContaining([
-          'pets_list_pets',
-          'pets_create_pet',
-          'pets_delete_pet_hard',
-          'pets_get_inventory',
-          'pets_search_dogs',
-          'pets_get_me',
-        ]),
-      );
-      expect((await agent.callTool('pets_delete_pet_hard', { petId: '7' })).isError).toBeFalsy();
-      expect(api.received.at(-1)).toMatchObject({ method: 'DELETE', url: '/v1/pets/7' });
-      expect(api.received.at(-1)!.headers['x-api-key']).toBe('pk_test_1');
-      await agent.callTool('pets_search_dogs', { name: 'rex' });
-      expect(api.received.at(-1)).toMatchObject({ method: 'GET', url: '/v1/search?kind=dog&name=rex' });
-    } finally {
-      await agent.close();
-      await tg.close();
-    }
+    started.push(agent);
+    const connected = await agent.callTool('connect_provider', {
+      provider: 'pets',
+      credentials: { api_key: 'pk_test_1' },
+    });
+    expect(connected.isError).toBeFalsy();
+    expect(api.received.at(-1)).toMatchObject({ method: 'GET', url: '/v1/me' });
+    expect(await agent.listToolNames()).toEqual(
+      expect.arrayContaining([
+        'pets_list_pets',
+        'pets_create_pet',
+        'pets_delete_pet_hard',
+        'pets_get_inventory',
+        'pets_search_dogs',
+        'pets_get_me',
+      ]),
+    );
+    expect((await agent.callTool('pets_delete_pet_hard', { petId: '7' })).isError).toBeFalsy();
+    expect(api.received.at(-1)).toMatchObject({ method: 'DELETE', url: '/v1/pets/7' });
+    expect(api.received.at(-1)!.headers['x-api-key']).toBe('pk_test_1');
+    await agent.callTool('pets_search_dogs', { name: 'rex' });
+    expect(api.received.at(-1)).toMatchObject({ method: 'GET', url: '/v1/search?kind=dog&name=rex' });
   }, 60_000);
 
   it('keeps a 2.0 JSON document as read and drafts HTTP basic auth, reading and changing tools apart', async () => {
@@ -252,21 +262,18 @@ describe('toolgate provider add', () => {
 
     // GitHub's description declares no security scheme: auth none, so no connection is needed.
     const tg = await startGateway({ TOOLGATE_MANIFESTS_DIR: dir });
+    started.push(tg);
     const agent = await connectWithKey(tg, '2026-07-28', '?user_id=ann');
-    try {
-      expect(await agent.listToolNames()).toEqual(
-        expect.arrayContaining([
-          'gh_issues_create',
-          'gh_issues_get',
-          'gh_users_get_authenticated',
-          'gh_reactions_list_for_issue',
-          'gh_reactions_list_for_issue_comment',
-        ]),
-      );
-    } finally {
-      await agent.close();
-      await tg.close();
-    }
+    started.push(agent);
+    expect(await agent.listToolNames()).toEqual(
+      expect.arrayContaining([
+        'gh_issues_create',
+        'gh_issues_get',
+        'gh_users_get_authenticated',
+        'gh_reactions_list_for_issue',
+        'gh_reactions_list_for_issue_comment',
+      ]),
+    );
   }, 60_000);
 
   it('writes a YAML subset with the operations selected, the components they reach and their security scheme', async () => {
