@@ -2,10 +2,12 @@
  * A drafted manifest's categories, from the tags of the selected operations: two to five of them.
  * An operation counts under its first tag. With more tags than that, groups are merged pairwise:
  * first two that share a word ("Pull requests" and "Pull request reviews"), the smallest such pair,
- * else the two smallest. Untagged operations fall into a last catch-all category; with a single
- * group the tools are split into reading and changing ones.
+ * else the two smallest. Untagged operations fall into a last catch-all category. A document with a
+ * single tag (or none) is grouped the same way by resource, the first path segment that is neither a
+ * parameter nor a version (`/v1/pets/{id}` -> pets); with a single resource too, the tools are split
+ * into reading and changing ones.
  */
-import type { CategorySpec } from '../manifest-schema.js';
+import type { CategorySpec, ToolSelectorSpec } from '../manifest-schema.js';
 import { oneLine } from '../openapi/describe.js';
 import { isObject, type OpenApiDocument, type OperationRef } from '../openapi/document.js';
 import { snakeCase, toolPrefix } from '../openapi/names.js';
@@ -13,8 +15,9 @@ import { snakeCase, toolPrefix } from '../openapi/names.js';
 const MAX_CATEGORIES = 5;
 const STOP_WORDS = new Set(['a', 'an', 'and', 'api', 'apis', 'for', 'of', 'the', 'to', 'v1', 'v2', 'v3']);
 
+/** Tags or resources counted together; `names` biggest first. */
 interface Group {
-  tags: string[];
+  names: string[];
   count: number;
 }
 
@@ -29,13 +32,13 @@ function words(tag: string): Set<string> {
 }
 
 function shareWord(a: Group, b: Group): boolean {
-  const left = new Set(a.tags.flatMap((t) => [...words(t)]));
-  return b.tags.some((t) => [...words(t)].some((w) => left.has(w)));
+  const left = new Set(a.names.flatMap((t) => [...words(t)]));
+  return b.names.some((t) => [...words(t)].some((w) => left.has(w)));
 }
 
-/** Merges groups until at most `max` remain. */
-function merge(groups: Group[], max: number): Group[] {
-  const result = [...groups];
+/** One group per name of `counts`, merged until at most `max` remain, biggest first. */
+function merge(counts: ReadonlyMap<string, number>, max: number): Group[] {
+  const result = [...counts].map(([name, count]): Group => ({ names: [name], count }));
   while (result.length > max) {
     let best: [number, number] | undefined;
     let bestCount = Infinity;
@@ -52,9 +55,9 @@ function merge(groups: Group[], max: number): Group[] {
     }
     const [i, j] = best!;
     const [a, b] = [result[i]!, result[j]!];
-    const tags = a.count >= b.count ? [...a.tags, ...b.tags] : [...b.tags, ...a.tags];
+    const names = a.count >= b.count ? [...a.names, ...b.names] : [...b.names, ...a.names];
     result.splice(j, 1);
-    result[i] = { tags, count: a.count + b.count };
+    result[i] = { names, count: a.count + b.count };
   }
   return result.sort((a, b) => b.count - a.count);
 }
@@ -89,52 +92,10 @@ function tagDescription(doc: OpenApiDocument, tag: string): string | undefined {
   return sentence ?? (text.length > 0 && text.length <= 200 ? text : undefined);
 }
 
-export function draftCategories(
-  doc: OpenApiDocument,
-  selected: readonly OperationRef[],
-  providerId: string,
-): CategorySpec[] {
-  const counts = new Map<string, number>();
-  let untagged = 0;
-  for (const op of selected) {
-    const tag = op.tags[0];
-    if (tag === undefined) untagged++;
-    else counts.set(tag, (counts.get(tag) ?? 0) + 1);
-  }
-  const groups = merge(
-    [...counts].map(([tag, count]) => ({ tags: [tag], count })),
-    untagged > 0 ? MAX_CATEGORIES - 1 : MAX_CATEGORIES,
-  );
-  const catchAll = { name: `${toolPrefix(providerId)}*` };
-  if (groups.length + (untagged > 0 ? 1 : 0) < 2) {
-    const reads = (['GET', 'HEAD'] as const).filter((method) => selected.some((op) => op.method === method));
-    const readCount = selected.filter((op) => op.method === 'GET' || op.method === 'HEAD').length;
-    if (readCount > 0 && readCount < selected.length) {
-      return [
-        {
-          id: 'read',
-          title: 'Read',
-          description: 'Operations that only read.',
-          match: reads.map((method) => ({ method })),
-        },
-        {
-          id: 'change',
-          title: 'Create and change',
-          description: 'Operations that create, change or delete.',
-          match: [catchAll],
-        },
-      ];
-    }
-  }
-  // An operation with several tags lands in the first category naming one of them: drop groups
-  // that end up empty, so that every category holds a tool.
-  const claimed = new Map<Group, number>();
-  for (const op of selected) {
-    const group = groups.find((g) => g.tags.some((t) => op.tags.includes(t)));
-    if (group) claimed.set(group, (claimed.get(group) ?? 0) + 1);
-  }
+/** Category ids, unique within the manifest. */
+function idMaker(): (text: string) => string {
   const ids = new Set<string>();
-  const uniqueId = (text: string): string => {
+  return (text) => {
     let base = snakeCase(text).slice(0, 36).replace(/_+$/, '');
     if (!/^[a-z]/.test(base)) base = `c_${base}`.slice(0, 36).replace(/_+$/, '');
     let id = base;
@@ -142,26 +103,133 @@ export function draftCategories(
     ids.add(id);
     return id;
   };
-  const categories: CategorySpec[] = groups
+}
+
+const VERSION_SEGMENT = /^(v\d+(\.\d+)*|api|rest)$/i;
+
+/** `/v1/pets/{id}` -> `/v1/pets`: the path up to its first segment naming a resource. */
+function resourceOf(path: string): string | undefined {
+  const segments = path.split(/[?#]/, 1)[0]!.split('/');
+  const at = segments.findIndex(
+    (s, i) => i > 0 && s !== '' && !/^\{.*\}$/.test(s) && !VERSION_SEGMENT.test(s),
+  );
+  return at < 0 ? undefined : segments.slice(0, at + 1).join('/');
+}
+
+/** Counts `selected` by `key`; operations without one are counted apart. */
+function countBy(
+  selected: readonly OperationRef[],
+  key: (op: OperationRef) => string | undefined,
+): { counts: Map<string, number>; rest: number } {
+  const counts = new Map<string, number>();
+  let rest = 0;
+  for (const op of selected) {
+    const name = key(op);
+    if (name === undefined) rest++;
+    else counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return { counts, rest };
+}
+
+export function draftCategories(
+  doc: OpenApiDocument,
+  selected: readonly OperationRef[],
+  providerId: string,
+): CategorySpec[] {
+  const catchAll: ToolSelectorSpec = { name: `${toolPrefix(providerId)}*` };
+  const uniqueId = idMaker();
+
+  const byTag = countBy(selected, (op) => op.tags[0]);
+  const tags = merge(byTag.counts, byTag.rest > 0 ? MAX_CATEGORIES - 1 : MAX_CATEGORIES);
+  if (tags.length + (byTag.rest > 0 ? 1 : 0) < 2) {
+    const byResource = countBy(selected, (op) => resourceOf(op.path));
+    const resources = merge(byResource.counts, byResource.rest > 0 ? MAX_CATEGORIES - 1 : MAX_CATEGORIES);
+    if (resources.length + (byResource.rest > 0 ? 1 : 0) >= 2) {
+      const categories = resources.map((g): CategorySpec => {
+        const last = g.names.map((r) => r.slice(r.lastIndexOf('/') + 1));
+        return {
+          id: uniqueId(last[0]!),
+          title: titleOf(last),
+          description: `Operations on ${g.names.join(', ')}.`,
+          match: pathSelectors(g.names, selected),
+        };
+      });
+      if (byResource.rest > 0)
+        categories.push(general(uniqueId, catchAll, 'Operations on no resource path.'));
+      return categories;
+    }
+    const split = readAndChange(selected, catchAll);
+    if (split) return split;
+  }
+
+  // An operation with several tags lands in the first category naming one of them: drop groups
+  // that end up empty, so that every category holds a tool.
+  const claimed = new Set<Group>();
+  for (const op of selected) {
+    const group = tags.find((g) => g.names.some((t) => op.tags.includes(t)));
+    if (group) claimed.add(group);
+  }
+  const categories = tags
     .filter((g) => claimed.has(g))
-    .map((g) => {
+    .map((g): CategorySpec => {
       const description =
-        g.tags.length === 1 ? tagDescription(doc, g.tags[0]!) : `Operations tagged ${g.tags.join(', ')}.`;
+        g.names.length === 1 ? tagDescription(doc, g.names[0]!) : `Operations tagged ${g.names.join(', ')}.`;
       return {
-        id: uniqueId(g.tags[0]!),
-        title: titleOf(g.tags),
+        id: uniqueId(g.names[0]!),
+        title: titleOf(g.names),
         ...(description !== undefined ? { description } : {}),
-        match: g.tags.map((tag) => ({ tag })),
+        match: g.names.map((tag) => ({ tag })),
       };
     });
-  if (untagged > 0 && categories.length === 0)
+  if (byTag.rest > 0 && categories.length === 0)
     categories.push({ id: uniqueId('operations'), title: 'Operations', match: [catchAll] });
-  else if (untagged > 0)
-    categories.push({
-      id: uniqueId('general'),
-      title: 'General',
-      description: 'Operations the document does not tag.',
-      match: [catchAll],
-    });
+  else if (byTag.rest > 0)
+    categories.push(general(uniqueId, catchAll, 'Operations the document does not tag.'));
   return categories;
+}
+
+/** The last, catch-all category. */
+function general(
+  uniqueId: (text: string) => string,
+  catchAll: ToolSelectorSpec,
+  description: string,
+): CategorySpec {
+  return { id: uniqueId('general'), title: 'General', description, match: [catchAll] };
+}
+
+/** Path selectors matching exactly the selected operations under `resources`. */
+function pathSelectors(resources: readonly string[], selected: readonly OperationRef[]): ToolSelectorSpec[] {
+  const globs = new Set<string>();
+  for (const op of selected) {
+    const resource = resourceOf(op.path);
+    if (resource === undefined || !resources.includes(resource)) continue;
+    globs.add(
+      op.path === resource ? resource : op.path.startsWith(`${resource}/`) ? `${resource}/*` : op.path,
+    );
+  }
+  return [...globs].map((path) => ({ path }));
+}
+
+/** Reading tools and the others, when there are both. */
+function readAndChange(
+  selected: readonly OperationRef[],
+  catchAll: ToolSelectorSpec,
+): CategorySpec[] | undefined {
+  const reads = (['GET', 'HEAD'] as const).filter((method) => selected.some((op) => op.method === method));
+  const readCount = selected.filter((op) => op.method === 'GET' || op.method === 'HEAD').length;
+  if (readCount === 0 || readCount === selected.length) return undefined;
+  return [
+    {
+      id: 'read',
+      title: 'Read',
+      description: 'Operations that only read.',
+      match: reads.map((method) => ({ method })),
+    },
+    {
+      id: 'change',
+      title: 'Create and change',
+      description: 'Operations that create, change or delete.',
+      match: [catchAll],
+    },
+  ];
 }

@@ -319,9 +319,51 @@ describe('draftCategories', () => {
       [{ method: 'GET' }],
       [{ name: 'acme_*' }],
     ]);
-    const reads = tagged([[], []]);
+    const reads = doc({
+      paths: { '/pets': { get: { responses: ok } }, '/pets/{id}': { get: { responses: ok } } },
+    });
     expect(draftCategories(reads, listOperations(reads), 'acme')).toEqual([
       { id: 'operations', title: 'Operations', match: [{ name: 'acme_*' }] },
+    ]);
+  });
+
+  it('groups a document without tags by resource, past versions and parameters', () => {
+    const get = { get: { responses: ok } };
+    const document = doc({
+      paths: {
+        '/v1/pets': get,
+        '/v1/pets/{id}': get,
+        '/v1/pets/{id}/photos': get,
+        '/v1/store/inventory': get,
+        '/v1/search?kind=dog': get,
+        '/{id}': get,
+      },
+    });
+    expect(draftCategories(document, listOperations(document), 'acme')).toEqual([
+      {
+        id: 'pets',
+        title: 'Pets',
+        description: 'Operations on /v1/pets.',
+        match: [{ path: '/v1/pets' }, { path: '/v1/pets/*' }],
+      },
+      {
+        id: 'search',
+        title: 'Search',
+        description: 'Operations on /v1/search.',
+        match: [{ path: '/v1/search?kind=dog' }],
+      },
+      {
+        id: 'store',
+        title: 'Store',
+        description: 'Operations on /v1/store.',
+        match: [{ path: '/v1/store/*' }],
+      },
+      {
+        id: 'general',
+        title: 'General',
+        description: 'Operations on no resource path.',
+        match: [{ name: 'acme_*' }],
+      },
     ]);
   });
 
