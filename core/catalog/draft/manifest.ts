@@ -177,7 +177,7 @@ export function draftManifest(options: DraftOptions): ManifestDraft {
   review.push({
     title: 'Categories',
     items: [
-      `${categories.length} categor${categories.length === 1 ? 'y' : 'ies'} from the tags: ${categories.map((c) => c.title).join('; ')}. Check their titles and descriptions.`,
+      `${categories.length} categor${categories.length === 1 ? 'y' : 'ies'}: ${categories.map((c) => c.title).join('; ')}. Check their titles and descriptions.`,
     ],
   });
 
