@@ -67,7 +67,9 @@ function merge(counts: ReadonlyMap<string, number>, max: number): Group[] {
  * ("API Keys" -> "API keys"). `lead` false starts it lower case, for the middle of a title.
  */
 export function humanise(tag: string, lead = true): string {
-  const words = /\s/.test(tag.trim()) ? oneLine(tag).split(' ') : snakeCase(tag).split('_');
+  // snake_case only where it keeps something: "用户" stays as written.
+  const words =
+    /\s/.test(tag.trim()) || snakeCase(tag) === '' ? oneLine(tag).split(' ') : snakeCase(tag).split('_');
   return words
     .map((word, i) => {
       const lower = /^[A-Z][a-z0-9]*$/.test(word) ? word.toLowerCase() : word;

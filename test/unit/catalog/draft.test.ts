@@ -374,6 +374,7 @@ describe('draftCategories', () => {
       ),
     ).toEqual(['Pull requests', 'Pull requests', 'Pull request reviews', 'API keys', 'Audit log']);
     expect(humanise('OAuth Apps', false)).toBe('OAuth apps');
+    expect(humanise('用户')).toBe('用户');
   });
 });
 
