@@ -154,9 +154,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
+/** `slack-webhook` + `BASE_URL` -> TOOLGATE_PROVIDER_SLACK_WEBHOOK_BASE_URL. */
+export function providerSettingName(providerId: string, name: string): string {
+  return `TOOLGATE_PROVIDER_${providerId.replace(/-/g, '_').toUpperCase()}_${name}`;
+}
+
 /** `slack-webhook` + `BASE_URL` -> value of TOOLGATE_PROVIDER_SLACK_WEBHOOK_BASE_URL. */
 export function providerSetting(config: Config, providerId: string, name: string): string | undefined {
-  const key = `TOOLGATE_PROVIDER_${providerId.replace(/-/g, '_').toUpperCase()}_${name}`;
-  const value = config.env[key];
+  const value = config.env[providerSettingName(providerId, name)];
   return value === undefined || value === '' ? undefined : value;
 }

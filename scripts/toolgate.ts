@@ -17,6 +17,7 @@ import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';
 import { Gateway } from '../core/gateway.js';
 import { mcpServersConfig } from '../core/admin/operations.js';
+import { addProvider, formatProviderAdd } from '../core/admin/provider-add.js';
 import { IdentityProviderOperations } from '../core/admin/identity-providers.js';
 import { PolicyOperations, type PolicyView } from '../core/admin/policies.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/admin/password.js';
@@ -40,6 +41,11 @@ const USAGE = `Usage: toolgate <command>
   reports list [--status open|resolved]           problem reports filed with report_problem
   catalog validate [DIR]                          check every manifest (default: the manifests dir); exit 1 on errors
   catalog reload                                  make the running server reload its catalog now, and print the report
+  provider add --openapi FILE_OR_URL --id ID [--operations SELECTORS] [--manifests DIR] [--force]
+                                                  draft manifests/ID.yaml from an OpenAPI document, write it
+                                                  with the document (or, with --operations, the subset of
+                                                  it those selectors pick: "tag=issues;GET /user;listPets"),
+                                                  validate it, and list what to review by hand
   master-key rotate                               re-encrypt every stored secret under a new master key
   store migrate --from DIR --to postgres://USER:PASSWORD@HOST:5432/DATABASE
                                                   move the SQLite deployment of data dir DIR (old gateway
@@ -249,6 +255,34 @@ async function catalogCommand(config: Config, args: string[]): Promise<void> {
     return;
   }
   throw new UsageError(`Unknown catalog command: ${sub ?? '(none)'}`);
+}
+
+async function providerCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'add') throw new UsageError(`Unknown provider command: ${sub ?? '(none)'}`);
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      openapi: { type: 'string' },
+      id: { type: 'string' },
+      operations: { type: 'string' },
+      manifests: { type: 'string' },
+      force: { type: 'boolean' },
+    },
+  });
+  if (!values.openapi) throw new UsageError('provider add needs --openapi FILE_OR_URL, the OpenAPI document');
+  if (!values.id) throw new UsageError('provider add needs --id ID, the new provider id (e.g. acme-crm)');
+  const result = await addProvider({
+    config,
+    registry: new PluginRegistry(PLUGINS),
+    openapi: values.openapi,
+    id: values.id,
+    ...(values.operations !== undefined ? { operations: values.operations } : {}),
+    manifestsDir: values.manifests ?? config.manifestsDir,
+    force: values.force === true,
+  });
+  process.stdout.write(formatProviderAdd(result));
+  if (hasErrors(result.findings)) process.exitCode = 1;
 }
 
 /** A secret from `variable` or the first line of standard input: never argv (shell history, ps). */
@@ -581,6 +615,8 @@ async function main(argv: string[]): Promise<void> {
       return reportsCommand(config, rest);
     case 'catalog':
       return catalogCommand(config, rest);
+    case 'provider':
+      return providerCommand(config, rest);
     case 'oauth-app':
       return oauthAppCommand(config, rest);
     case 'policy':
