@@ -26,11 +26,11 @@ export interface RpcRequest {
   params?: Record<string, unknown>;
 }
 
-// Fields 2026-07-28 results carry (resultType, server identity); 2025-era results carry none.
-const MODERN_RESULT_TAIL = `"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}`;
-const MODERN_LIST_TAIL = `"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${JSON.stringify({
-  'io.modelcontextprotocol/serverInfo': SERVER_INFO,
-})}`;
+// Fields 2026-07-28 results carry (resultType, server identity); 2025-era results carry none. An
+// input_required result (a tool asking for the user's input first) names its own resultType.
+const SERVER_INFO_META = `"_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}`;
+const MODERN_RESULT_TAIL = `"resultType":"complete",${SERVER_INFO_META}`;
+const MODERN_LIST_TAIL = `"resultType":"complete","ttlMs":0,"cacheScope":"private",${SERVER_INFO_META}`;
 
 // tools/list results around the cached tools array (ToolService.listBytes): `{"tools":[...]}`, and
 // on 2026-07-28 the same object with the modern fields appended.
@@ -91,8 +91,11 @@ export async function dispatch(
         const name = params?.name;
         if (typeof name !== 'string')
           return encodeError(id, RPC.INVALID_PARAMS, 'tools/call needs params.name (a string).');
-        const result = JSON.stringify(await tools.call(caller, name, params?.arguments, context));
-        return encodeResult(id, era === 'modern' ? withTail(result, MODERN_RESULT_TAIL) : result);
+        const result = await tools.call(caller, name, params?.arguments, context);
+        const json = JSON.stringify(result);
+        if (era === 'legacy') return encodeResult(id, json);
+        const tail = 'resultType' in result ? SERVER_INFO_META : MODERN_RESULT_TAIL;
+        return encodeResult(id, withTail(json, tail));
       }
       default: {
         const empty = era === 'modern' ? MODERN_EMPTY_LISTS.get(method) : undefined;

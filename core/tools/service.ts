@@ -9,7 +9,13 @@ import type {
 import { validateArguments } from './args.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
-import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
+import {
+  INVALID_PARAMS,
+  ToolCallError,
+  type CallContext,
+  type SystemTool,
+  type ToolResult,
+} from './types.js';
 import type { Caller } from '../domain.js';
 
 /** Runs one provider tool for a caller (tools/provider-tools.ts; connections decide the credential). */
@@ -133,12 +139,7 @@ export class ToolService {
    * Unknown tools and invalid arguments throw ToolCallError (a protocol error);
    * everything that goes wrong past that point is a tool result with isError.
    */
-  async call(
-    caller: Caller,
-    name: string,
-    args: unknown,
-    context: CallContext = {},
-  ): Promise<CallToolResult> {
+  async call(caller: Caller, name: string, args: unknown, context: CallContext = {}): Promise<ToolResult> {
     const system = this.systemByName.get(name);
     if (system) {
       const checked = this.check(name, system.inputSchema, args);

@@ -11,10 +11,18 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../domain.js';
 import type { ToolService } from '../../tools/service.js';
+import type { CallContext } from '../../tools/types.js';
 import { ToolCallError } from '../../tools/types.js';
 import { standardHeadersAgree } from '../classify.js';
 import { dispatch, LEAN_METHODS } from '../dispatch.js';
-import { INSTRUCTIONS, MODERN_CAPABILITIES, RPC, sendRpc, SERVER_INFO } from '../protocol.js';
+import {
+  declaresUrlElicitation,
+  INSTRUCTIONS,
+  MODERN_CAPABILITIES,
+  RPC,
+  sendRpc,
+  SERVER_INFO,
+} from '../protocol.js';
 import type { StreamHub } from '../streams.js';
 import type { McpExchange, Transport } from './transport.js';
 
@@ -50,6 +58,28 @@ const SDK_REFUSAL = /^(Rejected inbound request|Rejected 2025-era request|Unsupp
 function isClientMistake(error: unknown): boolean {
   if (error instanceof ProtocolError) return error.code !== RPC.INTERNAL_ERROR;
   return error instanceof Error && SDK_REFUSAL.test(error.message);
+}
+
+const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+/**
+ * What a 2026-07-28 tools/call may use beyond its abort signal: a client whose envelope declares
+ * URL elicitation may be answered `input_required` with a URL for the user (connect_provider's
+ * link), and its retry carries the answers in `params.inputResponses`.
+ */
+function callContext(params: Record<string, unknown> | undefined, signal: AbortSignal): CallContext {
+  const meta = params?._meta as Record<string, unknown> | undefined;
+  if (!declaresUrlElicitation(meta?.[CLIENT_CAPABILITIES])) return { signal };
+  const responses = params?.inputResponses;
+  return {
+    signal,
+    urlInput: {
+      responses:
+        typeof responses === 'object' && responses !== null && !Array.isArray(responses)
+          ? (responses as Record<string, unknown>)
+          : undefined,
+    },
+  };
 }
 
 function callerOf(authInfo: AuthInfo | undefined): Caller {
@@ -138,16 +168,13 @@ export class ModernTransport implements Transport {
       standardHeadersAgree(request, route.message.method, route.message.params)
     ) {
       const abort = abortOnDisconnect(reply);
+      const params = route.message.params as Record<string, unknown> | undefined;
       const body = await dispatch(
-        {
-          id: route.message.id,
-          method: route.message.method,
-          params: route.message.params as Record<string, unknown>,
-        },
+        { id: route.message.id, method: route.message.method, ...(params ? { params } : {}) },
         caller,
         this.deps.tools,
         'modern',
-        { signal: abort.signal },
+        callContext(params, abort.signal),
       );
       await sendRpc(reply, body);
       return;
