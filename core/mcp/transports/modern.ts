@@ -53,7 +53,7 @@ const SDK_REFUSAL = /^(Rejected inbound request|Rejected 2025-era request|Unsupp
  * envelope, JSON-RPC shape, media type, revision, client capability) rather than a fault of ours:
  * it reports both through one `onerror`, and a key holder must not be able to flood the error log
  * with bad requests (issue 18). The refusal is logged at info with its request (`forward`).
- * test/integration/mcp/protocol-2026.test.ts pins the SDK's wording.
+ * test/integration/mcp/conformance-2026.test.ts pins the SDK's wording.
  */
 function isClientMistake(error: unknown): boolean {
   if (error instanceof ProtocolError) return error.code !== RPC.INTERNAL_ERROR;
