@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startServe, type Serving } from '../../helpers/cli.js';
 import { connect, GENERATIONS, type TestClient } from '../../helpers/clients.js';
 import { freePort } from '../../helpers/gateway.js';
+import { SLOWPOKE_MANIFEST } from '../../helpers/slowpoke.js';
 
 /**
  * SIGTERM the way a user sends it (issue 18): to the process group `npm start` or a supervisor
@@ -138,7 +139,7 @@ async function holdingUpstream() {
   const arrived = once(upstream, 'request') as Promise<[IncomingMessage, ServerResponse]>;
   upstream.listen(0, '127.0.0.1');
   await once(upstream, 'listening');
-  writeFileSync(join(dataDir, 'slowpoke.yaml'), SLOWPOKE);
+  writeFileSync(join(dataDir, 'slowpoke.yaml'), SLOWPOKE_MANIFEST);
   return {
     arrived,
     env: () => ({
@@ -152,19 +153,3 @@ async function holdingUpstream() {
     },
   };
 }
-
-const SLOWPOKE = `# yaml-language-server: $schema=./manifest.schema.json
-schema_version: 1
-id: slowpoke
-display_name: Slowpoke
-description: Answers when the test says so.
-auth: { kind: none }
-api: { base_url: https://slow.example }
-tools:
-  - name: slowpoke_wait
-    description: Waits for the upstream.
-    input_schema: { type: object, properties: {} }
-    request: { method: GET, path: /wait }
-categories:
-  - { id: all, title: All, tools: [slowpoke_wait] }
-`;
