@@ -1,4 +1,5 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   ProtocolError,
   Server,
@@ -60,17 +61,14 @@ function isClientMistake(error: unknown): boolean {
   return error instanceof Error && SDK_REFUSAL.test(error.message);
 }
 
-const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-
 /**
- * What a 2026-07-28 tools/call may use beyond its abort signal: a client whose envelope declares
- * URL elicitation may be answered `input_required` with a URL for the user (connect_provider's
- * link), and its retry carries the answers in `params.inputResponses`.
+ * What a 2026-07-28 tools/call may use beyond its abort signal: a client whose envelope (`_meta`)
+ * declares URL elicitation may be answered `input_required` with a URL for the user
+ * (connect_provider's link), and its retry carries the answers (`inputResponses`).
  */
-function callContext(params: Record<string, unknown> | undefined, signal: AbortSignal): CallContext {
-  const meta = params?._meta as Record<string, unknown> | undefined;
-  if (!declaresUrlElicitation(meta?.[CLIENT_CAPABILITIES])) return { signal };
-  const responses = params?.inputResponses;
+function callContext(envelope: unknown, responses: unknown, signal: AbortSignal): CallContext {
+  const capabilities = (envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  if (!declaresUrlElicitation(capabilities)) return { signal };
   return {
     signal,
     urlInput: {
@@ -128,9 +126,13 @@ export class ModernTransport implements Transport {
     }));
     server.setRequestHandler('tools/call', async (request, handlerCtx) => {
       try {
-        return await this.deps.tools.call(caller, request.params.name, request.params.arguments, {
-          signal: handlerCtx.mcpReq.signal,
-        });
+        const { envelope, inputResponses, signal } = handlerCtx.mcpReq;
+        return await this.deps.tools.call(
+          caller,
+          request.params.name,
+          request.params.arguments,
+          callContext(envelope, inputResponses, signal),
+        );
       } catch (error) {
         if (error instanceof ToolCallError) throw new ProtocolError(error.code, error.message);
         throw error;
@@ -174,7 +176,7 @@ export class ModernTransport implements Transport {
         caller,
         this.deps.tools,
         'modern',
-        callContext(params, abort.signal),
+        callContext(params?._meta, params?.inputResponses, abort.signal),
       );
       await sendRpc(reply, body);
       return;

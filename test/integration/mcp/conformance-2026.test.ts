@@ -297,7 +297,11 @@ describe('identifiers up to 256 characters, counted in code points', () => {
 });
 
 describe('connect_provider and URL elicitation', () => {
-  const connect = (capabilities: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  const connect = (
+    capabilities: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+    name = 'connect_provider',
+  ) =>
     post(
       {
         jsonrpc: '2.0',
@@ -310,22 +314,29 @@ describe('connect_provider and URL elicitation', () => {
           _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': capabilities },
         },
       },
-      { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'connect_provider' },
+      { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': name },
     );
 
-  it('answers a client that declares it input_required, carrying the link as a URL elicitation', async () => {
-    const answer = await connect({ elicitation: { url: {} } });
-    expect(answer.status).toBe(200);
-    expect(answer.body?.result).toMatchObject({
-      resultType: 'input_required',
-      inputRequests: {
-        connect: {
-          method: 'elicitation/create',
-          params: { mode: 'url', url: expect.stringMatching(/\/connect\/[A-Za-z0-9_-]+$/) as unknown },
+  it.each([
+    ['on the lean path', 'connect_provider'],
+    // An Mcp-Name in its Base64 form is served by the SDK's own server rather than the lean path.
+    ['through the SDK', `=?base64?${Buffer.from('connect_provider').toString('base64')}?=`],
+  ])(
+    'answers a client that declares it input_required, carrying the link as a URL elicitation (%s)',
+    async (_label, name) => {
+      const answer = await connect({ elicitation: { url: {} } }, {}, name);
+      expect(answer.status).toBe(200);
+      expect(answer.body?.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: {
+          connect: {
+            method: 'elicitation/create',
+            params: { mode: 'url', url: expect.stringMatching(/\/connect\/[A-Za-z0-9_-]+$/) as unknown },
+          },
         },
-      },
-    });
-  });
+      });
+    },
+  );
 
   it('answers the retry of a user who declined with a complete result saying so', async () => {
     const answer = await connect(
