@@ -90,13 +90,33 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
   }
 }
 
+/**
+ * How long a shutdown may take beyond TOOLGATE_SHUTDOWN_GRACE_MS (the wait for calls in flight):
+ * closing the SDK's handlers, the outbound pools, the bus and the store. Past it the process exits
+ * anyway, saying so, rather than linger with its listener closed.
+ */
+const SHUTDOWN_SLACK_MS = 5_000;
+
 async function serve(config: Config): Promise<void> {
   const gateway = await Gateway.create({ config, plugins: PLUGINS });
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      // A process group's second signal (npm forwarding one, a supervisor repeating it) neither
+      // restarts nor interrupts the shutdown under way.
+      gateway.app.log.info({ signal }, 'already shutting down');
+      return;
+    }
     stopping = true;
     gateway.app.log.info({ signal }, 'shutting down');
+    const boundMs = config.shutdownGraceMs + SHUTDOWN_SLACK_MS;
+    setTimeout(() => {
+      gateway.app.log.error(
+        { code: 'TG_SHUTDOWN_FORCED', boundMs },
+        `shutdown did not finish within ${boundMs} ms (TOOLGATE_SHUTDOWN_GRACE_MS + ${SHUTDOWN_SLACK_MS} ms); exiting now`,
+      );
+      process.exit(1);
+    }, boundMs).unref();
     gateway.close().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -4,7 +4,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import type { DestinationStream } from 'pino';
+import { destination, type DestinationStream } from 'pino';
 import { GatewayError, isOutage } from '../errors.js';
 import { serializers } from './log.js';
 
@@ -53,7 +53,12 @@ export function createApp(options: {
     logger: {
       level: options.logLevel,
       serializers,
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Standard output is written synchronously: pino's default, asynchronous, flushes what is
+      // queued when the process exits and retries a broken pipe there forever, so a gateway whose
+      // log reader had died (`npm start | tee`, a supervisor, all in one process group) never
+      // exited after SIGTERM (issue 18). A synchronous write meets EPIPE at once, and pino then
+      // stops writing to that pipe.
+      stream: options.logStream ?? destination({ dest: 1, sync: true }),
     },
     logController: new AccessLog(),
     bodyLimit: BODY_LIMIT,

@@ -26,24 +26,29 @@ export interface RpcRequest {
   params?: Record<string, unknown>;
 }
 
-// Fields 2026-07-28 results carry (resultType, server identity); 2025-era results carry none.
-const MODERN_RESULT_TAIL = `"resultType":"complete","_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}`;
-const MODERN_LIST_TAIL = `"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${JSON.stringify({
-  'io.modelcontextprotocol/serverInfo': SERVER_INFO,
-})}`;
+// Fields 2026-07-28 results carry (resultType, server identity); 2025-era results carry none. An
+// input_required result (a tool asking for the user's input first) names its own resultType.
+const SERVER_INFO_META = `"_meta":${JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })}`;
+const MODERN_RESULT_TAIL = `"resultType":"complete",${SERVER_INFO_META}`;
+/** A list result's caching hints: `private` where the answer depends on the caller's scope. */
+function listTail(cacheScope: 'private' | 'public'): string {
+  return `"resultType":"complete","ttlMs":0,"cacheScope":"${cacheScope}",${SERVER_INFO_META}`;
+}
 
 // tools/list results around the cached tools array (ToolService.listBytes): `{"tools":[...]}`, and
 // on 2026-07-28 the same object with the modern fields appended.
 const LIST_HEAD = Buffer.from('{"tools":');
 const LIST_END: Readonly<Record<Era, Buffer>> = {
   legacy: Buffer.from('}'),
-  modern: Buffer.from(`,${MODERN_LIST_TAIL}}`),
+  // Each scope has its own tools (connections, policy).
+  modern: Buffer.from(`,${listTail('private')}}`),
 };
 
 /**
  * The empty lists a 2026-07-28 request is served, with the caching hints tools/list has: the
  * conformance checks expect every list method of the revision answered with `ttlMs`/`cacheScope`,
- * and the gateway has no prompts or resources of its own (issue 18). 2025-era sessions are not
+ * and the gateway has no prompts or resources of its own (issue 18). They are the same for every
+ * caller, so a shared cache may keep them (`public`). 2025-era sessions are not
  * told of these capabilities in `initialize`, so there they stay method-not-found (see README,
  * Protocol generations).
  */
@@ -52,7 +57,7 @@ const MODERN_EMPTY_LISTS: ReadonlyMap<string, string> = new Map(
     'prompts/list': 'prompts',
     'resources/list': 'resources',
     'resources/templates/list': 'resourceTemplates',
-  }).map(([method, field]) => [method, `{"${field}":[],${MODERN_LIST_TAIL}}`]),
+  }).map(([method, field]) => [method, `{"${field}":[],${listTail('public')}}`]),
 );
 
 /**
@@ -91,8 +96,11 @@ export async function dispatch(
         const name = params?.name;
         if (typeof name !== 'string')
           return encodeError(id, RPC.INVALID_PARAMS, 'tools/call needs params.name (a string).');
-        const result = JSON.stringify(await tools.call(caller, name, params?.arguments, context));
-        return encodeResult(id, era === 'modern' ? withTail(result, MODERN_RESULT_TAIL) : result);
+        const result = await tools.call(caller, name, params?.arguments, context);
+        const json = JSON.stringify(result);
+        if (era === 'legacy') return encodeResult(id, json);
+        const tail = 'resultType' in result ? SERVER_INFO_META : MODERN_RESULT_TAIL;
+        return encodeResult(id, withTail(json, tail));
       }
       default: {
         const empty = era === 'modern' ? MODERN_EMPTY_LISTS.get(method) : undefined;

@@ -26,6 +26,12 @@ export const MODERN_CAPABILITIES = { ...SERVER_CAPABILITIES, prompts: {}, resour
 export const INSTRUCTIONS =
   "Toolgate gives you the tools of many SaaS providers through this one server. Call list_providers to see what can be connected, connect_provider to connect one, inspect_provider to see what a provider can do, and report_problem when something does not work. When the tool list is compact, search_tools finds any provider's tools and call_tool runs them.";
 
+/** Whether client capabilities (2025 `initialize`, a 2026-07-28 envelope) declare URL elicitation. */
+export function declaresUrlElicitation(capabilities: unknown): boolean {
+  const elicitation = (capabilities as { elicitation?: { url?: unknown } } | undefined)?.elicitation;
+  return typeof elicitation === 'object' && elicitation !== null && elicitation.url !== undefined;
+}
+
 /** The version a 2025-era initialize is answered with: the client's own when we speak it. */
 export function negotiateLegacyVersion(requested: unknown): string {
   return typeof requested === 'string' && (LEGACY_VERSIONS as readonly string[]).includes(requested)

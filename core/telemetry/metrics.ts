@@ -5,10 +5,11 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  * agent can act on (a provider's 4xx, a missing setting); `upstream_error`, the provider failed
  * (5xx, 429, timeout, network, a token endpoint down); `not_connected`, no connection or one that
  * must be re-approved; `refused`, a protocol refusal (unknown tool, invalid arguments) or a call the
- * outbound policy blocked; `internal_error`, a fault of the gateway.
+ * outbound policy blocked; `internal_error`, a fault of the gateway; `input_required`, the call
+ * asked the client for input first (connect_provider's URL elicitation on 2026-07-28).
  */
 export type ToolOutcome =
-  'ok' | 'tool_error' | 'upstream_error' | 'not_connected' | 'refused' | 'internal_error';
+  'ok' | 'tool_error' | 'upstream_error' | 'not_connected' | 'refused' | 'internal_error' | 'input_required';
 
 /** How an OAuth2 token refresh ended (tokens.ts). */
 export type RefreshOutcome = 'ok' | 'temporary_error' | 'reapproval_needed';

@@ -4,14 +4,13 @@
  * every tool of the catalog in at most two extra calls, while the list stays the same few tools
  * for every scope: small, and the same bytes for every prompt cache.
  */
-import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogSnapshot, JsonSchema } from '../catalog/types.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { VisibilityOf } from './policy.js';
 import { DEFAULT_LIMIT, SearchFilterError, ToolIndex, type SearchHit } from './search.js';
 import { oneLine, stateWord } from './system.js';
 import { trimTool } from './trim.js';
-import { textResult, type CallContext, type SystemTool } from './types.js';
+import { textResult, type CallContext, type SystemTool, type ToolResult } from './types.js';
 import type { Caller } from '../domain.js';
 
 /** Calls a tool by name exactly as tools/call does (ToolService.call). */
@@ -20,7 +19,7 @@ export type CallTool = (
   name: string,
   args: unknown,
   context: CallContext,
-) => Promise<CallToolResult>;
+) => Promise<ToolResult>;
 
 export interface CompactToolDeps {
   catalog: { readonly current: CatalogSnapshot };

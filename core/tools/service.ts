@@ -9,7 +9,14 @@ import type {
 import { validateArguments } from './args.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
-import { INVALID_PARAMS, outcomeOf, ToolCallError, type CallContext, type SystemTool } from './types.js';
+import {
+  INVALID_PARAMS,
+  outcomeOf,
+  ToolCallError,
+  type CallContext,
+  type SystemTool,
+  type ToolResult,
+} from './types.js';
 import type { Caller } from '../domain.js';
 import { SYSTEM_LABEL, UNKNOWN_LABEL, type Telemetry } from '../telemetry/index.js';
 
@@ -137,12 +144,7 @@ export class ToolService {
    * everything that goes wrong past that point is a tool result with isError.
    * Every call is timed and traced under its catalog names (an unknown name is never a label).
    */
-  async call(
-    caller: Caller,
-    name: string,
-    args: unknown,
-    context: CallContext = {},
-  ): Promise<CallToolResult> {
+  async call(caller: Caller, name: string, args: unknown, context: CallContext = {}): Promise<ToolResult> {
     const system = this.systemByName.get(name);
     const catalog = this.deps.catalog.current;
     const tool = system ? undefined : catalog.tools.get(name);

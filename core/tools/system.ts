@@ -1,10 +1,11 @@
+import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import { LINK_TTL_MS, STATE_WORDS, type ConnectionService, type StateWord } from '../connections/service.js';
 import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { categoryMatches } from './search.js';
-import { textResult, type SystemTool } from './types.js';
+import { textResult, type CallContext, type SystemTool, type ToolResult } from './types.js';
 import type { Caller } from '../domain.js';
 
 /** Delivers a filed report to the operator beyond the store (TOOLGATE_REPORT_WEBHOOK_URL). */
@@ -184,7 +185,50 @@ function listProviders(deps: SystemToolDeps): SystemTool {
   };
 }
 
+/** The key of connect_provider's URL elicitation in an `input_required` result and its retry. */
+const CONNECT_INPUT = 'connect';
+
+/**
+ * Offers a connect link to the user: to a 2026-07-28 client that declared URL elicitation, as an
+ * `input_required` result the client shows and retries once the user is done; to a 2025 session
+ * that declared it, as an elicitation request beside the tool result; and in the tool result's
+ * text for every client, so an agent can always relay it.
+ */
+function offerLink(context: CallContext, message: string, url: string, text: string): ToolResult {
+  if (context.urlInput) {
+    return inputRequired({ inputRequests: { [CONNECT_INPUT]: inputRequired.elicitUrl({ message, url }) } });
+  }
+  context.elicitUrl?.(message, url);
+  return textResult(text);
+}
+
+function connectedText(provider: ProviderEntry, account: string | null, replaced: boolean): string {
+  const tools = provider.tools.map((t) => t.name);
+  return (
+    `${replaced ? 'Reconnected' : 'Connected'} ${provider.displayName}${account ? ` as ${account}` : ''}. ` +
+    `Its ${tools.length} tool(s) are available now: ${tools.join(', ')}.`
+  );
+}
+
 function connectProvider(deps: SystemToolDeps): SystemTool {
+  /**
+   * The retry of a call answered with the link (2026-07-28): the user has been shown it, and either
+   * connected in the browser by now, or declined; a link not used yet is offered again as text.
+   */
+  async function afterLink(
+    caller: Caller,
+    provider: ProviderEntry,
+    answer: ReturnType<typeof inputResponse>,
+  ): Promise<ToolResult | undefined> {
+    if (answer.kind === 'elicit' && answer.action !== 'accept')
+      return textResult(
+        `The user did not open the link to connect ${provider.displayName}. Call connect_provider again when they want to connect it.`,
+      );
+    const record = await deps.store.connections.get(caller.scope, provider.id);
+    if (record?.state === 'connected') return textResult(connectedText(provider, record.account, false));
+    return undefined;
+  }
+
   return {
     name: 'connect_provider',
     title: 'Connect a provider',
@@ -209,13 +253,21 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
       additionalProperties: false,
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    async handler(args, { caller, elicitUrl }) {
+    async handler(args, context) {
+      const { caller } = context;
       const id = args.provider as string;
       const provider = seenProvider(deps.catalog.current, await deps.visibility(caller), id);
       if (!provider) return unknownProvider(id);
       const kind = provider.auth.kind;
       if (kind === 'none')
         return textResult(`${provider.displayName} needs no connection: its tools are available already.`);
+      const responses = context.urlInput?.responses;
+      if (responses?.[CONNECT_INPUT] !== undefined && args.credentials === undefined) {
+        const done = await afterLink(caller, provider, inputResponse(responses, CONNECT_INPUT));
+        if (done) return done;
+        // Not connected yet: a fresh link, in the text (asking again could go round forever).
+        context = { ...context, urlInput: undefined };
+      }
       if (kind === 'oauth2') {
         const link = await deps.oauth.consent.startLink(
           caller.scope,
@@ -224,11 +276,10 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
         );
         if ('error' in link) return textResult(link.error, true);
         const scopes = deps.oauth.consent.scopesOf(provider);
-        elicitUrl?.(
+        return offerLink(
+          context,
           `Open this page to connect ${provider.displayName} and approve access in your browser.`,
           link.url,
-        );
-        return textResult(
           `To connect ${provider.displayName}, ask the user to open this link and approve access in the browser:\n${link.url}\n` +
             `It works once and expires in ${Math.round(LINK_TTL_MS / 60_000)} minutes. The user approves ${provider.displayName} access` +
             `${scopes.length > 0 ? ` with these permissions: ${scopes.join(', ')}` : ''}. Once approved, ${provider.displayName}'s tools appear in the tool list.`,
@@ -239,11 +290,10 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
         const url = `${deps.baseUrl}/connect/${token}`;
         const minutes = Math.round(LINK_TTL_MS / 60_000);
         const what = kind === 'webhook_url' ? 'webhook URL' : 'credentials';
-        elicitUrl?.(
+        return offerLink(
+          context,
           `Open this page to connect ${provider.displayName}: paste the ${what} there, not in the chat.`,
           url,
-        );
-        return textResult(
           `To connect ${provider.displayName}, ask the user to open this link and paste the ${what} there:\n${url}\n` +
             `The link works once and expires in ${minutes} minutes; the secret never passes through this conversation. ` +
             `It asks for: ${connectNeeds(provider)} Once the user has saved it, ${provider.displayName}'s tools appear in the tool list.`,
@@ -254,11 +304,7 @@ function connectProvider(deps: SystemToolDeps): SystemTool {
         fields: args.fields,
       });
       if (!outcome.ok) return textResult(outcome.message, true);
-      const tools = provider.tools.map((t) => t.name);
-      return textResult(
-        `${outcome.replaced ? 'Reconnected' : 'Connected'} ${provider.displayName}${outcome.account ? ` as ${outcome.account}` : ''}. ` +
-          `Its ${tools.length} tool(s) are available now: ${tools.join(', ')}.`,
-      );
+      return textResult(connectedText(provider, outcome.account ?? null, outcome.replaced));
     },
   };
 }

@@ -1,4 +1,8 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import {
+  isInputRequiredResult,
+  type CallToolResult,
+  type InputRequiredResult,
+} from '@modelcontextprotocol/server';
 import type { ToolDescriptor } from '../catalog/types.js';
 import type { Caller } from '../domain.js';
 import type { ToolOutcome } from '../telemetry/index.js';
@@ -12,7 +16,16 @@ export interface CallContext {
    * declared it can; absent otherwise.
    */
   elicitUrl?: (message: string, url: string) => void;
+  /**
+   * Set on 2026-07-28 calls from a client that declared URL elicitation: a tool may answer
+   * `input_required` with a URL for the user instead; the client shows it and retries the call with
+   * its answers (`params.inputResponses`, here; undefined on the first call).
+   */
+  urlInput?: { responses: Record<string, unknown> | undefined } | undefined;
 }
+
+/** What a tool answers: its result, or (2026-07-28, see CallContext.urlInput) a request for input. */
+export type ToolResult = CallToolResult | InputRequiredResult;
 
 export interface ToolContext extends CallContext {
   caller: Caller;
@@ -20,7 +33,7 @@ export interface ToolContext extends CallContext {
 
 /** A built-in tool, present for every scope whatever is connected (SPEC.md, What the service does 6). */
 export interface SystemTool extends ToolDescriptor {
-  handler(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
+  handler(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 
 /**
@@ -58,7 +71,11 @@ export function withOutcome(result: CallToolResult, outcome: ToolOutcome): CallT
   return result;
 }
 
-/** How a call ended: as noted by {@link withOutcome}, else `tool_error` for isError, else `ok`. */
-export function outcomeOf(result: CallToolResult): ToolOutcome {
+/**
+ * How a call ended: `input_required` for a request for input, else as noted by {@link withOutcome},
+ * else `tool_error` for isError, else `ok`.
+ */
+export function outcomeOf(result: ToolResult): ToolOutcome {
+  if (isInputRequiredResult(result)) return 'input_required';
   return OUTCOMES.get(result) ?? (result.isError ? 'tool_error' : 'ok');
 }

@@ -1,3 +1,4 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, screenshot } from '../helpers/browser.js';
 import {
@@ -99,5 +100,100 @@ describe('secure credential entry through a one-time link', () => {
     expect(response.status).toBe(410);
     expect(response.headers.get('referrer-policy')).toBe('no-referrer');
     expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+/**
+ * connect_provider for a 2026-07-28 client that declares URL elicitation (issue 18): the call is
+ * answered `input_required` with the link as a URL elicitation; the v2 client's own driver hands it
+ * to its elicitation handler (here: the user connects in the browser, then accepts), retries the
+ * call, and gets the connected result. A client that declares nothing gets the link as text.
+ */
+describe('the connect link as a 2026-07-28 URL elicitation', () => {
+  async function modernClient(
+    user: string,
+    onUrl?: (url: string) => Promise<'accept' | 'decline'>,
+  ): Promise<{ client: Client; offered: string[] }> {
+    const { key } = await tg.key('client');
+    const offered: string[] = [];
+    const client = new Client(
+      { name: 'elicitor-2026', version: '1.0.0' },
+      {
+        versionNegotiation: { mode: { pin: '2026-07-28' } },
+        ...(onUrl ? { capabilities: { elicitation: { url: {} } } } : {}),
+      },
+    );
+    if (onUrl)
+      client.setRequestHandler('elicitation/create', async (request) => {
+        const { url, mode } = request.params as { url: string; mode: string };
+        expect(mode).toBe('url');
+        offered.push(url);
+        return { action: await onUrl(url) };
+      });
+    await client.connect(
+      new StreamableHTTPClientTransport(tg.mcpUrl(`?user_id=${user}`), {
+        requestInit: { headers: { 'X-API-Key': key } },
+      }),
+    );
+    return { client, offered };
+  }
+
+  const textOf = (result: unknown): string => (result as { content: { text: string }[] }).content[0]!.text;
+
+  it('is completed in the browser during the call, whose retry answers connected', async () => {
+    const { page } = browser;
+    const { client, offered } = await modernClient('modern-user', async (url) => {
+      await page.goto(url.replace(/^http:\/\/[^/]+/, tg.url));
+      await page.getByLabel(/API key/).fill(KEY);
+      await page.getByRole('button', { name: 'Connect Pet Shop' }).click();
+      await page.getByRole('heading', { name: 'Pet Shop is connected' }).waitFor();
+      return 'accept';
+    });
+    try {
+      const result = await client.callTool({ name: 'connect_provider', arguments: { provider: 'petshop' } });
+      expect(offered).toHaveLength(1);
+      expect(offered[0]).toMatch(/\/connect\/[A-Za-z0-9_-]+$/);
+      expect(textOf(result)).toMatch(
+        /^Connected Pet Shop as linked@petshop\.example\. Its \d+ tool\(s\) are available now/,
+      );
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('petshop_list_pets');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('says so when the user declines, and offers the link again as text when it was not used', async () => {
+    const declining = await modernClient('declining-user', () => Promise.resolve('decline'));
+    try {
+      const result = await declining.client.callTool({
+        name: 'connect_provider',
+        arguments: { provider: 'petshop' },
+      });
+      expect(textOf(result)).toContain('The user did not open the link to connect Pet Shop.');
+    } finally {
+      await declining.client.close();
+    }
+    const hasty = await modernClient('hasty-user', () => Promise.resolve('accept'));
+    try {
+      const result = await hasty.client.callTool({
+        name: 'connect_provider',
+        arguments: { provider: 'petshop' },
+      });
+      expect(hasty.offered).toHaveLength(1);
+      expect(linkFrom(textOf(result))).not.toBe(hasty.offered[0]);
+    } finally {
+      await hasty.client.close();
+    }
+  });
+
+  it('gives a client that does not declare URL elicitation the link in the result, as before', async () => {
+    const { client } = await modernClient('plain-user');
+    try {
+      const result = await client.callTool({ name: 'connect_provider', arguments: { provider: 'petshop' } });
+      expect(textOf(result)).toContain('ask the user to open this link');
+      expect(linkFrom(textOf(result))).toMatch(/\/connect\//);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -178,6 +178,27 @@ describe('OAuth2 connections end to end', () => {
     expect((await alice.callTool('acme_me')).isError).toBeFalsy();
   });
 
+  // Issue 18: with a fixed 60-second margin, a provider whose tokens live 5 seconds had every call
+  // refresh (and rotate the refresh token); the margin is half the token's lifetime when shorter.
+  it('refreshes 5-second tokens once for 10 calls 0.1 s apart, not on every call', async () => {
+    const record = (await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!;
+    auth.setAccessTokenTtl(5);
+    try {
+      await tg.gateway.store.connections.swapCredentials(scope(null, 'alice'), 'acme', record.credentials, {
+        credentials: record.credentials,
+        expiresAt: new Date(Date.now() - 1_000).toISOString(),
+      });
+      const before = refreshes();
+      for (let call = 0; call < 10; call++) {
+        if (call > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        expect((await alice.callTool('acme_items')).isError).toBeFalsy();
+      }
+      expect(refreshes() - before).toBe(1);
+    } finally {
+      auth.setAccessTokenTtl(300);
+    }
+  });
+
   it('reports a refresh that fails for now as temporary, keeps the connection, and succeeds later', async () => {
     const record = (await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!;
     await tg.gateway.store.connections.swapCredentials(scope(null, 'alice'), 'acme', record.credentials, {

@@ -5,16 +5,22 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ENTRY = fileURLToPath(new URL('../../scripts/toolgate.ts', import.meta.url));
 
-/** Starts the real `toolgate` command (from source, through tsx) with the given environment. */
+/**
+ * Starts the real `toolgate` command (from source, through tsx) with the given environment;
+ * `detached`: as the leader of a process group of its own, as `npm start` or a supervisor runs it,
+ * so that a test can signal the group.
+ */
 export function spawnToolgate(
   args: string[],
   env: Record<string, string>,
   stdin: 'ignore' | 'pipe' = 'ignore',
+  detached = false,
 ): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: [stdin, 'pipe', 'pipe'],
+    detached,
   });
 }
 
@@ -50,8 +56,8 @@ export interface Serving {
  * TOOLGATE_LOG_LEVEL must let info through); rejects, killing it, if it exits or has not listened
  * within 30 s.
  */
-export async function startServe(env: Record<string, string>): Promise<Serving> {
-  const child = spawnToolgate(['serve'], env);
+export async function startServe(env: Record<string, string>, detached = false): Promise<Serving> {
+  const child = spawnToolgate(['serve'], env, 'ignore', detached);
   let output = '';
   const collect = (chunk: Buffer): void => void (output += chunk.toString());
   child.stdout!.on('data', collect);

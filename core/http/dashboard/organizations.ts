@@ -273,7 +273,7 @@ export function organizationsRoutes(dash: FastifyInstance, dashboard: Dashboard)
               : html`<form method="get" action="${root}/oauth-apps">
                   <div class="row">
                     ${select({ name: 'client', label: 'Client', choices: clients.map((c) => [c.name, c.name] as const) })}
-                    ${field({ name: 'org_id', label: 'org_id', hint: 'As your system sends it.', required: true, attributes: html`maxlength="256"` })}
+                    ${field({ name: 'org_id', label: 'org_id', hint: 'As your system sends it (up to 256 characters).', required: true })}
                     <div class="actions"><button type="submit">Open its OAuth apps</button></div>
                   </div>
                 </form>`

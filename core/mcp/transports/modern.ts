@@ -1,4 +1,5 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   ProtocolError,
   Server,
@@ -11,10 +12,18 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../domain.js';
 import type { ToolService } from '../../tools/service.js';
+import type { CallContext } from '../../tools/types.js';
 import { ToolCallError } from '../../tools/types.js';
 import { standardHeadersAgree } from '../classify.js';
 import { dispatch, LEAN_METHODS } from '../dispatch.js';
-import { INSTRUCTIONS, MODERN_CAPABILITIES, RPC, sendRpc, SERVER_INFO } from '../protocol.js';
+import {
+  declaresUrlElicitation,
+  INSTRUCTIONS,
+  MODERN_CAPABILITIES,
+  RPC,
+  sendRpc,
+  SERVER_INFO,
+} from '../protocol.js';
 import type { StreamHub } from '../streams.js';
 import type { McpExchange, Transport } from './transport.js';
 
@@ -45,11 +54,30 @@ const SDK_REFUSAL = /^(Rejected inbound request|Rejected 2025-era request|Unsupp
  * envelope, JSON-RPC shape, media type, revision, client capability) rather than a fault of ours:
  * it reports both through one `onerror`, and a key holder must not be able to flood the error log
  * with bad requests (issue 18). The refusal is logged at info with its request (`forward`).
- * test/integration/mcp/protocol-2026.test.ts pins the SDK's wording.
+ * test/integration/mcp/conformance-2026.test.ts pins the SDK's wording.
  */
 function isClientMistake(error: unknown): boolean {
   if (error instanceof ProtocolError) return error.code !== RPC.INTERNAL_ERROR;
   return error instanceof Error && SDK_REFUSAL.test(error.message);
+}
+
+/**
+ * What a 2026-07-28 tools/call may use beyond its abort signal: a client whose envelope (`_meta`)
+ * declares URL elicitation may be answered `input_required` with a URL for the user
+ * (connect_provider's link), and its retry carries the answers (`inputResponses`).
+ */
+function callContext(envelope: unknown, responses: unknown, signal: AbortSignal): CallContext {
+  const capabilities = (envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  if (!declaresUrlElicitation(capabilities)) return { signal };
+  return {
+    signal,
+    urlInput: {
+      responses:
+        typeof responses === 'object' && responses !== null && !Array.isArray(responses)
+          ? (responses as Record<string, unknown>)
+          : undefined,
+    },
+  };
 }
 
 function callerOf(authInfo: AuthInfo | undefined): Caller {
@@ -98,9 +126,13 @@ export class ModernTransport implements Transport {
     }));
     server.setRequestHandler('tools/call', async (request, handlerCtx) => {
       try {
-        return await this.deps.tools.call(caller, request.params.name, request.params.arguments, {
-          signal: handlerCtx.mcpReq.signal,
-        });
+        const { envelope, inputResponses, signal } = handlerCtx.mcpReq;
+        return await this.deps.tools.call(
+          caller,
+          request.params.name,
+          request.params.arguments,
+          callContext(envelope, inputResponses, signal),
+        );
       } catch (error) {
         if (error instanceof ToolCallError) throw new ProtocolError(error.code, error.message);
         throw error;
@@ -138,16 +170,13 @@ export class ModernTransport implements Transport {
       standardHeadersAgree(request, route.message.method, route.message.params)
     ) {
       const abort = abortOnDisconnect(reply);
+      const params = route.message.params as Record<string, unknown> | undefined;
       const body = await dispatch(
-        {
-          id: route.message.id,
-          method: route.message.method,
-          params: route.message.params as Record<string, unknown>,
-        },
+        { id: route.message.id, method: route.message.method, ...(params ? { params } : {}) },
         caller,
         this.deps.tools,
         'modern',
-        { signal: abort.signal },
+        callContext(params?._meta, params?.inputResponses, abort.signal),
       );
       await sendRpc(reply, body);
       return;

@@ -17,6 +17,7 @@ import {
 } from './legacy-common.js';
 import type { McpExchange, Transport } from './transport.js';
 import {
+  declaresUrlElicitation,
   encodeResult,
   INSTRUCTIONS,
   LEGACY_VERSIONS,
@@ -31,11 +32,6 @@ import { SseWriter, type StreamHub } from '../streams.js';
 
 export interface StreamableDeps extends LegacyDeps {
   hub: StreamHub;
-}
-
-function declaresUrlElicitation(capabilities: unknown): boolean {
-  const elicitation = (capabilities as { elicitation?: { url?: unknown } } | undefined)?.elicitation;
-  return typeof elicitation === 'object' && elicitation !== null && elicitation.url !== undefined;
 }
 
 function acceptsJson(request: FastifyRequest): boolean {

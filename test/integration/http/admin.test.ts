@@ -187,6 +187,30 @@ describe('the admin API', () => {
     expect((await admin('GET', '/policies?client=Policy%20Co')).json).toEqual(set.json);
   });
 
+  // Issue 18: README says identifiers are "up to 256 characters"; /mcp/ counts code points, and so
+  // does what an operator types for an org_id (256 emoji are 512 UTF-16 units).
+  it('takes an org_id of 256 emoji as /mcp/ does, and refuses 257', async () => {
+    await admin('POST', '/clients', { name: 'Emoji Co' });
+    const emoji = (count: number) => '😀'.repeat(count);
+    const taken = await admin('PUT', '/policies', {
+      client: 'Emoji Co',
+      org_id: emoji(256),
+      surface: 'full',
+    });
+    expect(taken.status).toBe(200);
+    expect(taken.json).toMatchObject({ orgId: emoji(256), surface: 'full' });
+    const refused = await admin('PUT', '/policies', {
+      client: 'Emoji Co',
+      org_id: emoji(257),
+      surface: 'full',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toEqual({
+      code: 'TG_ERR_INVALID_INPUT',
+      message: 'The org_id must be one line of at most 256 characters.',
+    });
+  });
+
   it('sets OAuth apps with a write-only secret, and lists them and the organizations without secrets', async () => {
     const platform = await tg.key('platform', 'Plat');
     const agent = await connect('2026-07-28', tg.mcpUrl('?org_id=org-1&user_id=u1'), {

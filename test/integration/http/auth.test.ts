@@ -118,6 +118,9 @@ describe('identifiers', () => {
     ['a UUID', '0b0e7d5e-8c63-4f3b-9d2e-5f1c2a3b4c5d', 200],
     ['256 characters', 'u'.repeat(256), 200],
     ['257 characters', 'u'.repeat(257), 400],
+    // Characters are code points (README): 256 emoji are 512 UTF-16 units and still one identifier.
+    ['256 emoji', '😀'.repeat(256), 200],
+    ['257 emoji', '😀'.repeat(257), 400],
     ['a control character', 'bad\u0001id', 400],
     ['a newline', 'bad\nid', 400],
     ['an empty string', '', 400],

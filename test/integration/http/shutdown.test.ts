@@ -6,22 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
-
-const MANIFEST = `# yaml-language-server: $schema=./manifest.schema.json
-schema_version: 1
-id: slowpoke
-display_name: Slowpoke
-description: Answers when the test says so.
-auth: { kind: none }
-api: { base_url: https://slow.example }
-tools:
-  - name: slowpoke_wait
-    description: Waits for the upstream.
-    input_schema: { type: object, properties: {} }
-    request: { method: GET, path: /wait }
-categories:
-  - { id: all, title: All, tools: [slowpoke_wait] }
-`;
+import { SLOWPOKE_MANIFEST } from '../../helpers/slowpoke.js';
 
 let held: ServerResponse | undefined;
 let arrived: Promise<unknown>;
@@ -36,7 +21,7 @@ beforeAll(async () => {
   await once(upstream, 'listening');
   const { port } = upstream.address() as { port: number };
   const manifest = join(mkdtempSync(join(tmpdir(), 'toolgate-slow-')), 'slowpoke.yaml');
-  writeFileSync(manifest, MANIFEST);
+  writeFileSync(manifest, SLOWPOKE_MANIFEST);
   tg = await startGateway(
     { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', TOOLGATE_PROVIDER_SLOWPOKE_BASE_URL: `http://127.0.0.1:${port}` },
     { manifestFiles: [manifest] },

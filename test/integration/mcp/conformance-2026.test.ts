@@ -5,17 +5,32 @@ import { ListPromptsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connect } from '../../helpers/clients.js';
 import { postMcp, startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { PETSHOP_MANIFESTS } from '../../helpers/petshop.js';
 
 /**
- * The 2026-07-28 revision to the letter (issue 18), seen from real clients and raw requests: removed
- * methods, SEP-2243 standard headers, the prompt and resource lists, and how malformed requests are
- * logged.
+ * The 2026-07-28 conformance requirements the gateway answers for (issue 18: the MCP conformance
+ * suite's applicable 2026-07-28 checks, and what probing it found), as our own tests, seen from the
+ * real clients (v2 pinned to 2026-07-28, 1.x for 2025 sessions) and from raw requests:
+ *  1. methods the revision removed (ping, logging/setLevel, resources/subscribe|unsubscribe,
+ *     initialize) answer 404 with -32601 on 2026 requests; 2025 sessions keep ping;
+ *  2. SEP-2243 standard headers: a missing MCP-Protocol-Version or Mcp-Method, a tools/call without
+ *     Mcp-Name or whose Mcp-Name differs from params.name, a mismatching Mcp-Method: 400, -32020;
+ *  3. every list result carries ttlMs and cacheScope (private for tools/list, which depends on the
+ *     scope; public for the empty prompt and resource lists, which do not);
+ *  4. malformed requests are logged at info as TG_ERR_BAD_REQUEST, never at error as
+ *     TG_ERR_INTERNAL, which real faults keep;
+ *  5. identifiers (user_id, org_id) are up to 256 characters, counted in code points;
+ *  6. connect_provider answers a client that declares URL elicitation with input_required carrying
+ *     the link, and its retry with the outcome (the browser round trip: test/e2e/connect-link.test.ts).
+ * Elsewhere, because they need their own setup: OAuth2 refresh margins for short-lived tokens
+ * (test/e2e/oauth.test.ts) and shutdown on SIGTERM to the process group (test/integration/cli/
+ * shutdown.test.ts).
  */
 let tg: TestGateway;
 let key: string;
 
 beforeAll(async () => {
-  tg = await startGateway();
+  tg = await startGateway({}, { manifestFiles: PETSHOP_MANIFESTS });
   key = (await tg.key('solo')).key;
 });
 afterAll(() => tg.close());
@@ -35,8 +50,13 @@ interface Answer {
 }
 
 /** POSTs a raw body with exactly these headers (besides the key and content negotiation). */
-async function post(body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await postMcp(tg.mcpUrl(), key, body, headers);
+async function post(
+  body: unknown,
+  headers: Record<string, string> = {},
+  query = '',
+  as = key,
+): Promise<Answer> {
+  const response = await postMcp(tg.mcpUrl(query), as, body, headers);
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Answer['body']) : undefined };
 }
@@ -120,15 +140,22 @@ describe('prompt and resource lists', () => {
     ['prompts/list', 'prompts'],
     ['resources/list', 'resources'],
     ['resources/templates/list', 'resourceTemplates'],
-  ])('2026-07-28 %s is an empty list with caching hints', async (method, field) => {
+  ])('2026-07-28 %s is an empty list with caching hints, the same for everyone', async (method, field) => {
     const answer = await modern(method);
     expect(answer.status).toBe(200);
     expect(answer.body?.result).toMatchObject({
       [field]: [],
       resultType: 'complete',
       ttlMs: 0,
-      cacheScope: 'private',
+      cacheScope: 'public',
     });
+  });
+
+  it('2026-07-28 tools/list carries the caching hints, private to the scope', async () => {
+    const answer = await modern('tools/list');
+    expect(answer.status).toBe(200);
+    expect(answer.body?.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
+    expect((answer.body?.result?.tools as unknown[]).length).toBeGreaterThan(0);
   });
 
   it('the v2 client pinned to 2026-07-28 sees them declared and lists them', async () => {
@@ -249,5 +276,82 @@ describe('malformed requests', () => {
       }
     });
     expect(lines.filter((line) => line.level >= 50 && line.code === 'TG_ERR_INTERNAL')).toHaveLength(1);
+  });
+});
+
+describe('identifiers up to 256 characters, counted in code points', () => {
+  it.each([
+    ['256 emoji', '😀'.repeat(256), 200],
+    ['257 emoji', '😀'.repeat(257), 400],
+  ])('user_id of %s on a 2026-07-28 request', async (_label, userId, status) => {
+    const client = (await tg.key('client')).key;
+    const answer = await post(
+      { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: ENVELOPE } },
+      { ...MODERN, 'mcp-method': 'tools/list' },
+      `?user_id=${encodeURIComponent(userId)}`,
+      client,
+    );
+    expect(answer.status).toBe(status);
+    if (status === 400) expect(JSON.stringify(answer.body)).toContain('TG_ERR_IDENTIFIER_INVALID');
+  });
+});
+
+describe('connect_provider and URL elicitation', () => {
+  const connect = (
+    capabilities: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+    name = 'connect_provider',
+  ) =>
+    post(
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: {
+          name: 'connect_provider',
+          arguments: { provider: 'petshop' },
+          ...extra,
+          _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': capabilities },
+        },
+      },
+      { ...MODERN, 'mcp-method': 'tools/call', 'mcp-name': name },
+    );
+
+  it.each([
+    ['on the lean path', 'connect_provider'],
+    // An Mcp-Name in its Base64 form is served by the SDK's own server rather than the lean path.
+    ['through the SDK', `=?base64?${Buffer.from('connect_provider').toString('base64')}?=`],
+  ])(
+    'answers a client that declares it input_required, carrying the link as a URL elicitation (%s)',
+    async (_label, name) => {
+      const answer = await connect({ elicitation: { url: {} } }, {}, name);
+      expect(answer.status).toBe(200);
+      expect(answer.body?.result).toMatchObject({
+        resultType: 'input_required',
+        inputRequests: {
+          connect: {
+            method: 'elicitation/create',
+            params: { mode: 'url', url: expect.stringMatching(/\/connect\/[A-Za-z0-9_-]+$/) as unknown },
+          },
+        },
+      });
+    },
+  );
+
+  it('answers the retry of a user who declined with a complete result saying so', async () => {
+    const answer = await connect(
+      { elicitation: { url: {} } },
+      { inputResponses: { connect: { action: 'decline' } } },
+    );
+    expect(answer.body?.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.stringify(answer.body?.result)).toContain(
+      'The user did not open the link to connect Pet Shop',
+    );
+  });
+
+  it('gives a client that does not declare it the link in a complete result', async () => {
+    const answer = await connect({});
+    expect(answer.body?.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.stringify(answer.body?.result)).toMatch(/ask the user to open this link[^"]*\/connect\//);
   });
 });
