@@ -21,6 +21,7 @@ import { IdentityProviders } from './auth/identity-providers.js';
 import { registerRoutes } from './http/index.js';
 import {
   Jobs,
+  auditRetention,
   linkPurge,
   processAnnouncement,
   refreshScheduler,
@@ -31,6 +32,7 @@ import {
 import { McpEndpoint } from './mcp/index.js';
 import { PluginRegistry } from './catalog/plugins/registry.js';
 import type { ProviderPlugin } from './catalog/plugins/types.js';
+import type { AuditLog } from './store/audit-log.js';
 import type { Store } from './store/types.js';
 import { createToolService } from './tools/index.js';
 import { outboundClient, type OutboundClient } from './upstream/outbound.js';
@@ -65,6 +67,8 @@ export class Gateway {
   readonly frontDoor: FrontDoor;
   private readonly oauth: OAuthFlows;
   private readonly jobs: Jobs;
+  /** The audit trail's writer, flushed last at shutdown (after in-flight calls finished). */
+  readonly audit: AuditLog;
   private readonly announcement: Job;
   private closing: Promise<void> | undefined;
   /**
@@ -79,12 +83,14 @@ export class Gateway {
     readonly store: Store,
     keyring: Keyring,
     readonly coordination: Coordination,
+    audit: AuditLog,
     options: GatewayOptions,
   ) {
+    this.audit = audit;
     const app = (this.app = createApp({ logLevel: config.logLevel, logStream: options.logStream }));
     const log = app.log;
     const { bus, lock, sessions } = coordination;
-    const keys = (this.keys = new KeyService(store, keyring, bus));
+    const keys = (this.keys = new KeyService(store, keyring, bus, audit));
     const plugins = new PluginRegistry(options.plugins);
     const catalog = (this.catalog = new CatalogHolder({ dir: config.manifestsDir, registry: plugins }));
     const outbound = (this.outbound = outboundClient(config));
@@ -96,8 +102,9 @@ export class Gateway {
       client,
       plugins,
       config,
+      audit,
     }));
-    const oauthApps = (this.oauthApps = new OAuthApps(store, keyring, config));
+    const oauthApps = (this.oauthApps = new OAuthApps(store, keyring, config, audit));
     const emitEvent = eventsWebhook(outbound, config.eventsWebhookUrl, log);
     const oauth = (this.oauth = new OAuthFlows({
       store,
@@ -112,7 +119,17 @@ export class Gateway {
       log,
       emitEvent,
     }));
-    const tools = createToolService({ config, catalog, store, connections, oauth, client, outbound, log });
+    const tools = createToolService({
+      config,
+      catalog,
+      store,
+      connections,
+      oauth,
+      client,
+      outbound,
+      log,
+      audit,
+    });
     this.mcp = new McpEndpoint({
       tools,
       sessions,
@@ -198,10 +215,20 @@ export class Gateway {
   static async create(options: GatewayOptions): Promise<Gateway> {
     // Bus delivery failures are logged by the gateway's logger, which exists once the gateway does.
     const sink: { log?: FastifyBaseLogger } = {};
-    const core = await openCore(options.config, (error) =>
-      sink.log?.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'bus delivery failed'),
+    const core = await openCore(
+      options.config,
+      (error) => sink.log?.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'bus delivery failed'),
+      (error, dropped) =>
+        sink.log?.error({ err: error, code: 'TG_AUDIT_WRITE_FAILED', dropped }, 'audit trail write failed'),
     );
-    const gateway = new Gateway(options.config, core.store, core.keyring, core.coordination, options);
+    const gateway = new Gateway(
+      options.config,
+      core.store,
+      core.keyring,
+      core.coordination,
+      core.audit,
+      options,
+    );
     sink.log = gateway.app.log;
     if (core.masterKeyFile) {
       gateway.app.log.warn({ code: 'TG_MASTER_KEY_GENERATED', file: core.masterKeyFile }, MASTER_KEY_WARNING);
@@ -244,6 +271,7 @@ export class Gateway {
       revocationSweep({ store, bus: coordination.bus }),
       refreshScheduler({ store, catalog, oauth: this.oauth, config, log: this.app.log }),
       linkPurge({ connections, store }),
+      auditRetention({ store, config }),
       ...sessionJobs({ sessions: coordination.sessions, hub: this.mcp.hub }),
       this.announcement,
     ]);
@@ -269,6 +297,8 @@ export class Gateway {
         clearTimeout(grace);
       }
       await this.mcp.close();
+      // Every call has ended: their entries are written before the store closes.
+      await this.audit.close();
       await this.outbound.close();
       // Best effort: a process that cannot say goodbye drops out of the directory at its ttl.
       await this.coordination.processes.withdraw(this.processId).catch(() => {});

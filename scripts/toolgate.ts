@@ -76,7 +76,7 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
   const core = await openCore(config);
   if (core.masterKeyFile) process.stderr.write(`${MASTER_KEY_WARNING} (${core.masterKeyFile})\n`);
   try {
-    const keys = new KeyService(core.store, core.keyring, core.coordination.bus);
+    const keys = new KeyService(core.store, core.keyring, core.coordination.bus, core.audit);
     await keys.init();
     return await fn(keys);
   } finally {
@@ -267,7 +267,7 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   const core = await openCore(config);
   try {
-    const apps = new OAuthApps(core.store, core.keyring, config);
+    const apps = new OAuthApps(core.store, core.keyring, config, core.audit);
     if (sub === 'list') {
       const records = await core.store.oauthApps.list();
       const clients = new Map((await core.store.keys.listClients()).map((c) => [c.id, c.name]));

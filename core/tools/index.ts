@@ -3,6 +3,7 @@ import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
+import type { AuditLog } from '../store/audit-log.js';
 import type { Store } from '../store/types.js';
 import type { OutboundClient } from '../upstream/outbound.js';
 import type { ProviderClient } from '../upstream/provider-client.js';
@@ -22,6 +23,7 @@ export interface ToolsDeps {
   client: ProviderClient;
   outbound: OutboundClient;
   log: FastifyBaseLogger;
+  audit: AuditLog;
 }
 
 /**
@@ -61,6 +63,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
     visibility,
     visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
     runProviderTool: providerToolRunner(connections, deps.client, oauth),
+    audit: deps.audit,
   });
   return service;
 }

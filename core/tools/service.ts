@@ -6,7 +6,10 @@ import type {
   ProviderEntry,
   ToolDescriptor,
 } from '../catalog/types.js';
+import type { AuditLog } from '../store/audit-log.js';
 import { validateArguments } from './args.js';
+import { AuditedCall, type CallObservation } from './audit.js';
+import { CALL_TOOL } from './compact.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
 import { INVALID_PARAMS, ToolCallError, type CallContext, type SystemTool } from './types.js';
@@ -19,6 +22,7 @@ export type ProviderToolRunner = (
   tool: CompiledTool,
   args: Record<string, unknown>,
   signal?: AbortSignal,
+  observed?: CallObservation,
 ) => Promise<CallToolResult>;
 
 /** Which providers' tools a scope sees besides the system tools (connected ones, `none`-auth ones). */
@@ -35,6 +39,8 @@ export interface ToolServiceDeps {
   visibleProviders: VisibleProviders;
   /** The caller's tool policy: what it hides is neither listed nor callable; its default surface. */
   visibility: VisibilityOf;
+  /** Where every call is recorded (who, which tool, outcome, latency; never arguments or results). */
+  audit: AuditLog;
 }
 
 const MAX_CACHED_LISTS = 1_000;
@@ -139,6 +145,31 @@ export class ToolService {
     args: unknown,
     context: CallContext = {},
   ): Promise<CallToolResult> {
+    // call_tool's own entry would repeat the one of the tool it calls (recorded by this method too).
+    if (name === CALL_TOOL) return this.run(caller, name, args, context, {});
+    const call = new AuditedCall(
+      this.deps.audit,
+      caller,
+      name,
+      this.deps.catalog.current.tools.get(name)?.provider ?? null,
+    );
+    try {
+      const result = await this.run(caller, name, args, context, call.observed);
+      call.end({ result });
+      return result;
+    } catch (error) {
+      call.end({ error });
+      throw error;
+    }
+  }
+
+  private async run(
+    caller: Caller,
+    name: string,
+    args: unknown,
+    context: CallContext,
+    observed: CallObservation,
+  ): Promise<CallToolResult> {
     const system = this.systemByName.get(name);
     if (system) {
       const checked = this.check(name, system.inputSchema, args);
@@ -160,6 +191,7 @@ export class ToolService {
       tool,
       this.check(name, tool.inputSchema, args),
       context.signal,
+      observed,
     );
   }
 
