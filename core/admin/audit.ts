@@ -92,6 +92,7 @@ export function auditWho(record: AuditRecord): string {
 /** Microseconds as milliseconds to read: `0.42 ms`, `17 ms`, `1,204 ms`. */
 export function milliseconds(us: number): string {
   const ms = us / 1_000;
+  if (ms === 0) return '0 ms';
   return `${ms < 10 ? ms.toFixed(2) : Math.round(ms).toLocaleString('en-US')} ms`;
 }
 
@@ -167,6 +168,8 @@ export interface Activity {
   p95: (number | null)[];
   calls: number;
   failures: number;
+  /** Latency percentiles of the whole window, in microseconds (null: no call). */
+  overall: { p50: number | null; p95: number | null };
   /** The calls of the window whose outcome was not ok, newest first. */
   recentFailures: AuditRecord[];
   /** Whether the window held more calls than were read (the figures cover the newest ones). */
@@ -227,6 +230,7 @@ export async function activity(
     new Array<number>(window.buckets).fill(0),
   );
   for (const values of latencies) values.sort((a, b) => a - b);
+  const all = latencies.flat().sort((a, b) => a - b);
   const failures = records.filter((r) => FAILED.has(r.outcome));
   return {
     since: new Date(start).toISOString(),
@@ -238,6 +242,7 @@ export async function activity(
     p95: latencies.map((values) => percentile(values, 0.95)),
     calls: records.length,
     failures: failures.length,
+    overall: { p50: percentile(all, 0.5), p95: percentile(all, 0.95) },
     recentFailures: failures.slice(0, RECENT_FAILURES),
     truncated: records.length === ACTIVITY_ROWS,
   };

@@ -7,6 +7,7 @@ import type { FrontDoor } from '../auth/front-door/index.js';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
+import { activity, auditFilter, type Activity, type ActivityWindow, type AuditQuery } from './audit.js';
 import { CONTROL, InputError, line } from './input.js';
 import { IdentityProviderOperations } from './identity-providers.js';
 import { PolicyOperations } from './policies.js';
@@ -278,6 +279,11 @@ export class AdminOperations {
     if (response.statusCode !== 200 || !answer.result?.tools)
       return { ok: false, code: `HTTP ${response.statusCode}`, message: 'The gateway gave no tool list.' };
     return { ok: true, tools: answer.result.tools.map((t) => t.name) };
+  }
+
+  /** The Activity page's figures: the tool calls of the window that match the operator's filter. */
+  activity(query: AuditQuery, window: ActivityWindow): Promise<Activity> {
+    return activity(this.deps.store.audit, auditFilter(query), window);
   }
 
   async reports(status: unknown): Promise<ReportView[]> {
