@@ -36,6 +36,12 @@ export class AuditLog {
   private timer: NodeJS.Timeout | undefined;
   /** The write under way; the next one starts after it, so batches land in order. */
   private writing: Promise<void> = Promise.resolve();
+  /**
+   * Entry ids: this writer's random prefix and a counter. Unique across processes, with no random
+   * bytes drawn per entry, and in recording order (the primary key's index grows at its end).
+   */
+  private readonly idPrefix = `${newId('aud')}_`;
+  private recorded = 0;
 
   constructor(
     private readonly store: AuditStore,
@@ -45,7 +51,7 @@ export class AuditLog {
   record(input: AuditInput): void {
     if (!this.options.enabled) return;
     this.waiting.push({
-      id: newId('aud'),
+      id: this.idPrefix + (this.recorded++).toString(36).padStart(8, '0'),
       at: input.at ?? new Date().toISOString(),
       event: input.event,
       clientId: input.clientId ?? null,
