@@ -31,6 +31,9 @@ function petshopStandIn(req: Received): Answer {
     return jsonAnswer(201, { id: 'p2', ...(JSON.parse(req.body) as object) });
   if (req.method === 'GET' && req.url === '/pets/missing')
     return jsonAnswer(404, { message: 'pet not found' });
+  // A provider that quotes the credential back: the agent, and so the audit trail, get it redacted.
+  if (req.method === 'GET' && req.url === '/pets/locked')
+    return jsonAnswer(403, { message: `the key ${PETSHOP_KEY} is read-only` });
   return jsonAnswer(400, { message: 'unexpected request' });
 }
 
@@ -56,6 +59,7 @@ beforeAll(async () => {
   );
   expectToolOk(await agent.callTool('petshop_create_pet', { name: PET_NAME, tag: PET_TAG }));
   expectToolError(await agent.callTool('petshop_get_pet', { petId: 'missing' }), 'pet not found');
+  expectToolError(await agent.callTool('petshop_get_pet', { petId: 'locked' }), 'is read-only');
   await expect(agent.callTool('petshop_create_pet', { name: 42, tag: PET_TAG })).rejects.toThrow(
     /Invalid arguments/,
   );
@@ -95,6 +99,7 @@ describe('toolgate audit', () => {
         'tool_call connect_provider ok',
         'tool_call petshop_create_pet ok',
         'tool_call petshop_get_pet error',
+        'tool_call petshop_get_pet error',
         'tool_call petshop_create_pet refused',
         'disconnected  ok',
         'tool_call disconnect_provider ok',
@@ -103,6 +108,7 @@ describe('toolgate audit', () => {
     expect(records.filter((r) => r.event === 'tool_call').map(byCall)).toEqual([
       'tool_call connect_provider ok',
       'tool_call petshop_create_pet ok',
+      'tool_call petshop_get_pet error',
       'tool_call petshop_get_pet error',
       'tool_call petshop_create_pet refused',
       'tool_call disconnect_provider ok',
@@ -113,11 +119,13 @@ describe('toolgate audit', () => {
       expect(r).toMatchObject({ clientName: 'audit-co', keyId: eventOfScope ? null : keyId });
       if (r.event !== 'key_created') expect(r).toMatchObject({ orgId: 'org-a', userId: 'alice' });
     }
-    const [created, missing, invalid] = records.filter((r) => r.tool?.startsWith('petshop_'));
+    const [created, missing, locked, invalid] = records.filter((r) => r.tool?.startsWith('petshop_'));
     expect(created).toMatchObject({ provider: 'petshop', upstreamStatus: 201, message: null });
     expect(created!.latencyUs).toBeGreaterThan(0);
     expect(missing).toMatchObject({ provider: 'petshop', upstreamStatus: 404 });
     expect(missing!.message).toMatch(/returned HTTP 404 Not Found: pet not found/);
+    expect(locked).toMatchObject({ upstreamStatus: 403 });
+    expect(locked!.message).toMatch(/returned HTTP 403 Forbidden: the key \S+ is read-only/);
     expect(invalid).toMatchObject({ upstreamStatus: null });
     expect(invalid!.message).toMatch(/^Invalid arguments for petshop_create_pet: /);
   });
@@ -133,16 +141,17 @@ describe('toolgate audit', () => {
       ['disconnect_provider', 'ok'],
       ['petshop_create_pet', 'refused'],
       ['petshop_get_pet', 'error'],
+      ['petshop_get_pet', 'error'],
       ['petshop_create_pet', 'ok'],
       ['connect_provider', 'ok'],
     ]);
-    expect(lines[3]).toMatch(
+    expect(lines.find((line) => line.includes('pet not found'))).toMatch(
       /audit-co\/org-a\/alice .* petshop_get_pet +error +[\d.]+ ms +404 +petshop returned HTTP 404 Not Found: pet not found Check/,
     );
 
     const tools = async (...args: string[]) =>
       parseLines((await runToolgate(['audit', 'export', ...args], env)).stdout).map((r) => r.tool ?? r.event);
-    expect(await tools('--outcome', 'error')).toEqual(['petshop_get_pet']);
+    expect(await tools('--outcome', 'error')).toEqual(['petshop_get_pet', 'petshop_get_pet']);
     expect(await tools('--user', 'bob')).toEqual(['list_providers']);
     expect(
       await tools('--org', 'org-a', '--provider', 'petshop', '--event', 'tool_call', '--limit', '2'),
