@@ -14,6 +14,7 @@ import { PolicyOperations } from './policies.js';
 import { MODERN_VERSION, SERVER_INFO } from '../mcp/protocol.js';
 import type {
   ApiKeyRecord,
+  AuditRecord,
   Branding,
   ClientRecord,
   ConnectionEventRecord,
@@ -279,6 +280,11 @@ export class AdminOperations {
     if (response.statusCode !== 200 || !answer.result?.tools)
       return { ok: false, code: `HTTP ${response.statusCode}`, message: 'The gateway gave no tool list.' };
     return { ok: true, tools: answer.result.tools.map((t) => t.name) };
+  }
+
+  /** Audit entries matching an operator's filter, newest first (100 unless it says `limit`). */
+  audit(query: AuditQuery): Promise<AuditRecord[]> {
+    return this.deps.store.audit.list(auditFilter(query));
   }
 
   /** The Activity page's figures: the tool calls of the window that match the operator's filter. */
