@@ -86,7 +86,7 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback = false): boolean {
   if (raw === '') return fallback;
   if (raw === '0' || raw === 'false' || raw === 'no' || raw === 'off') return false;
   if (raw === '1' || raw === 'true' || raw === 'yes' || raw === 'on') return true;
-  throw new ConfigError(`${name} must be 1 or 0, got "${env[name]}"`);
+  throw new ConfigError(`${name} must be 1 or 0 (on or off), got "${env[name]}"`);
 }
 
 /** Reads and validates every TOOLGATE_* setting; throws ConfigError naming the bad one. */
