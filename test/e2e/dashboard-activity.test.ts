@@ -147,6 +147,12 @@ describe('dashboard: activity', () => {
     await expect(row(page, 'petshop_get_pet').count()).resolves.toBe(1);
     await screenshot(page, 'dashboard-activity-filtered');
 
+    // A filter it cannot read is shown beside its field, with what it takes.
+    const refused = await page.goto(d.url(`/activity?user=${'u'.repeat(300)}`));
+    expect(refused?.status()).toBe(400);
+    await page.getByText('The user_id must be one line of at most 256 characters.').waitFor();
+    await expect(page.getByLabel('User').getAttribute('aria-invalid')).resolves.toBe('true');
+
     await page.goto(d.url('/activity?user=nobody'));
     await page.getByText('No tool calls here').waitFor();
     await page.getByRole('link', { name: 'Clear' }).click();
