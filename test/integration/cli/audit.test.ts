@@ -13,6 +13,7 @@ import { auditRetention } from '../../../core/jobs.js';
 import type { AuditRecord } from '../../../core/store/types.js';
 import { runToolgate, startServe } from '../../helpers/cli.js';
 import { connect, connectWithKey, type TestClient } from '../../helpers/clients.js';
+import { eventually } from '../../helpers/eventually.js';
 import { freePort } from '../../helpers/gateway.js';
 import { startPetshop, type PetshopGateway } from '../../helpers/petshop.js';
 import { jsonAnswer, type Answer, type Received } from '../../helpers/receiver.js';
@@ -183,6 +184,14 @@ describe('toolgate audit', () => {
     expect(everything).toContain('petshop_create_pet');
     for (const secret of [PETSHOP_KEY, callerKey, PET_NAME, PET_TAG, 'owner@petshop.example'])
       expect(everything).not.toContain(secret);
+  });
+
+  it('writes each entry within about a second with no flush asked for, which bounds what a kill -9 loses', async () => {
+    expectToolOk(await agent.callTool('list_providers'));
+    const { store } = gw.tg.gateway;
+    await eventually(
+      async () => (await store.audit.list({ user: 'alice', limit: 1 }))[0]?.tool === 'list_providers',
+    );
   });
 
   it('records a key revoked by the CLI, from the CLI process', async () => {
