@@ -10,6 +10,9 @@ export interface CallObservation {
   upstreamStatus?: number;
 }
 
+/** Tool names are at most 48 characters (DESIGN.md); room for what a client prefixes. */
+const TOOL_NAME_MAX = 64;
+
 /** Longest failure message kept: enough to tell failures apart on the Activity page. */
 const MESSAGE_MAX = 500;
 
@@ -54,7 +57,8 @@ export class AuditedCall {
       ...auditScope(this.caller.scope),
       keyId: this.caller.keyId,
       provider: this.provider,
-      tool: this.tool,
+      // A name as the caller sent it (an unknown tool's may be anything): no longer than a tool's can be.
+      tool: this.tool.slice(0, TOOL_NAME_MAX),
       outcome,
       latencyUs: Math.round((performance.now() - this.started) * 1_000),
       upstreamStatus: this.observed.upstreamStatus ?? null,
