@@ -52,6 +52,10 @@ export interface Config {
    * monitoring network); undefined: `/metrics` on the main port, with the admin token only.
    */
   metricsPort: number | undefined;
+  /** Records tool calls and connection events in the audit trail (TOOLGATE_AUDIT, on by default). */
+  audit: boolean;
+  /** Audit entries older than this many days are deleted by the housekeeping job. */
+  auditDays: number;
   env: NodeJS.ProcessEnv;
 }
 
@@ -82,11 +86,12 @@ function url(name: string, raw: string): string {
   return raw.replace(/\/+$/, '');
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+function flag(env: NodeJS.ProcessEnv, name: string, fallback = false): boolean {
   const raw = (env[name] ?? '').toLowerCase();
-  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
-  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
-  throw new ConfigError(`${name} must be 1 or 0, got "${env[name]}"`);
+  if (raw === '') return fallback;
+  if (raw === '0' || raw === 'false' || raw === 'no' || raw === 'off') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes' || raw === 'on') return true;
+  throw new ConfigError(`${name} must be 1 or 0 (on or off), got "${env[name]}"`);
 }
 
 /** Reads and validates every TOOLGATE_* setting; throws ConfigError naming the bad one. */
@@ -150,6 +155,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signInWindowMs: integer(env, 'TOOLGATE_SIGNIN_WINDOW_SECONDS', 900, 1, 86_400) * 1_000,
     compactThreshold: integer(env, 'TOOLGATE_COMPACT_THRESHOLD', 40, 0, 100_000),
     metricsPort,
+    audit: flag(env, 'TOOLGATE_AUDIT', true),
+    auditDays: integer(env, 'TOOLGATE_AUDIT_DAYS', 30, 1, 3_650),
     env,
   };
 }

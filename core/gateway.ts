@@ -23,6 +23,7 @@ import { registerRoutes } from './http/index.js';
 import { listenMetrics, portOf } from './http/metrics.js';
 import {
   Jobs,
+  auditRetention,
   linkPurge,
   processAnnouncement,
   refreshScheduler,
@@ -33,6 +34,7 @@ import {
 import { McpEndpoint } from './mcp/index.js';
 import { PluginRegistry } from './catalog/plugins/registry.js';
 import type { ProviderPlugin } from './catalog/plugins/types.js';
+import type { AuditLog } from './store/audit-log.js';
 import type { Store } from './store/types.js';
 import { Telemetry } from './telemetry/index.js';
 import { createToolService } from './tools/index.js';
@@ -72,6 +74,8 @@ export class Gateway {
   private metricsServer: Server | undefined;
   private readonly oauth: OAuthFlows;
   private readonly jobs: Jobs;
+  /** The audit trail's writer, flushed last at shutdown (after in-flight calls finished). */
+  readonly audit: AuditLog;
   private readonly announcement: Job;
   private closing: Promise<void> | undefined;
   /**
@@ -86,12 +90,14 @@ export class Gateway {
     readonly store: Store,
     keyring: Keyring,
     readonly coordination: Coordination,
+    audit: AuditLog,
     options: GatewayOptions,
   ) {
+    this.audit = audit;
     const app = (this.app = createApp({ logLevel: config.logLevel, logStream: options.logStream }));
     const log = app.log;
     const { bus, lock, sessions } = coordination;
-    const keys = (this.keys = new KeyService(store, keyring, bus));
+    const keys = (this.keys = new KeyService(store, keyring, bus, audit));
     const plugins = new PluginRegistry(options.plugins);
     const catalog = (this.catalog = new CatalogHolder({ dir: config.manifestsDir, registry: plugins }));
     const outbound = (this.outbound = outboundClient(config));
@@ -104,8 +110,9 @@ export class Gateway {
       client,
       plugins,
       config,
+      audit,
     }));
-    const oauthApps = (this.oauthApps = new OAuthApps(store, keyring, config));
+    const oauthApps = (this.oauthApps = new OAuthApps(store, keyring, config, audit));
     const emitEvent = eventsWebhook(outbound, config.eventsWebhookUrl, log);
     const oauth = (this.oauth = new OAuthFlows({
       store,
@@ -131,6 +138,7 @@ export class Gateway {
       outbound,
       log,
       telemetry,
+      audit,
     });
     this.mcp = new McpEndpoint({
       tools,
@@ -226,10 +234,20 @@ export class Gateway {
   static async create(options: GatewayOptions): Promise<Gateway> {
     // Bus delivery failures are logged by the gateway's logger, which exists once the gateway does.
     const sink: { log?: FastifyBaseLogger } = {};
-    const core = await openCore(options.config, (error) =>
-      sink.log?.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'bus delivery failed'),
+    const core = await openCore(
+      options.config,
+      (error) => sink.log?.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'bus delivery failed'),
+      (error, dropped) =>
+        sink.log?.error({ err: error, code: 'TG_AUDIT_WRITE_FAILED', dropped }, 'audit trail write failed'),
     );
-    const gateway = new Gateway(options.config, core.store, core.keyring, core.coordination, options);
+    const gateway = new Gateway(
+      options.config,
+      core.store,
+      core.keyring,
+      core.coordination,
+      core.audit,
+      options,
+    );
     sink.log = gateway.app.log;
     if (core.masterKeyFile) {
       gateway.app.log.warn({ code: 'TG_MASTER_KEY_GENERATED', file: core.masterKeyFile }, MASTER_KEY_WARNING);
@@ -280,6 +298,7 @@ export class Gateway {
       revocationSweep({ store, bus: coordination.bus }),
       refreshScheduler({ store, catalog, oauth: this.oauth, config, log: this.app.log }),
       linkPurge({ connections, store }),
+      auditRetention({ store, config }),
       ...sessionJobs({ sessions: coordination.sessions, hub: this.mcp.hub }),
       this.announcement,
     ]);
@@ -313,6 +332,8 @@ export class Gateway {
         clearTimeout(grace);
       }
       await this.mcp.close();
+      // Every call has ended: their entries are written before the store closes.
+      await this.audit.close();
       await this.outbound.close();
       // Best effort: a process that cannot say goodbye drops out of the directory at its ttl.
       await this.coordination.processes.withdraw(this.processId).catch(() => {});

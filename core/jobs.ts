@@ -162,6 +162,22 @@ export function linkPurge(deps: { connections: ConnectionService; store: Store }
   };
 }
 
+const DAY_MS = 86_400_000;
+
+/** Deletes audit entries older than TOOLGATE_AUDIT_DAYS (run at start too: a restart catches up). */
+export function auditRetention(deps: { store: Store; config: Config }): Job {
+  return {
+    name: 'audit-retention',
+    everyMs: HOUSEKEEPING_MS,
+    cluster: true,
+    atStart: true,
+    failureCode: 'TG_HOUSEKEEPING_FAILED',
+    async run() {
+      await deps.store.audit.purge(new Date(Date.now() - deps.config.auditDays * DAY_MS).toISOString());
+    },
+  };
+}
+
 /**
  * The session jobs. Local, every process: keep-alives on its streams, and a touch of each session
  * whose stream it holds, so that a session with an open stream never looks idle to any process.

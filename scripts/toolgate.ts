@@ -18,6 +18,8 @@ import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';
 import { Gateway } from '../core/gateway.js';
 import { mcpServersConfig } from '../core/admin/operations.js';
 import { addProvider, formatProviderAdd } from '../core/admin/provider-add.js';
+import { auditFilter, auditJsonLine, auditTable, MAX_AUDIT_LIMIT } from '../core/admin/audit.js';
+import { InputError } from '../core/admin/input.js';
 import { IdentityProviderOperations } from '../core/admin/identity-providers.js';
 import { PolicyOperations, type PolicyView } from '../core/admin/policies.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../core/admin/password.js';
@@ -39,6 +41,11 @@ const USAGE = `Usage: toolgate <command>
   keys list                                       one key a line, its id first
   keys revoke ID                                  revoke a key; takes effect on the next request
   reports list [--status open|resolved]           problem reports filed with report_problem
+  audit list [--since T --until T --client NAME --org ORG_ID --user USER_ID --provider ID
+              --outcome ok|error|refused|failed --event EVENT --limit N]
+                                                  the audit trail, newest first, as a table (100 entries
+                                                  unless --limit); T is an ISO time or an age (90m, 24h, 7d)
+  audit export [same filters]                     the same as JSON lines, every match unless --limit
   catalog validate [DIR]                          check every manifest (default: the manifests dir); exit 1 on errors
   catalog reload                                  make the running server reload its catalog now, and print the report
   provider add --openapi FILE_OR_URL --id ID [--operations SELECTORS] [--manifests DIR] [--force]
@@ -82,7 +89,7 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
   const core = await openCore(config);
   if (core.masterKeyFile) process.stderr.write(`${MASTER_KEY_WARNING} (${core.masterKeyFile})\n`);
   try {
-    const keys = new KeyService(core.store, core.keyring, core.coordination.bus);
+    const keys = new KeyService(core.store, core.keyring, core.coordination.bus, core.audit);
     await keys.init();
     return await fn(keys);
   } finally {
@@ -230,6 +237,44 @@ async function reportsCommand(config: Config, args: string[]): Promise<void> {
   }
 }
 
+const AUDIT_OPTIONS = {
+  since: { type: 'string' },
+  until: { type: 'string' },
+  client: { type: 'string' },
+  org: { type: 'string' },
+  user: { type: 'string' },
+  provider: { type: 'string' },
+  outcome: { type: 'string' },
+  event: { type: 'string' },
+  limit: { type: 'string' },
+} as const;
+
+async function auditCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'list' && sub !== 'export') throw new UsageError(`Unknown audit command: ${sub ?? '(none)'}`);
+  const { values } = parseArgs({ args: rest, options: AUDIT_OPTIONS });
+  let filter;
+  try {
+    filter = sub === 'export' ? auditFilter(values, MAX_AUDIT_LIMIT) : auditFilter(values);
+  } catch (error) {
+    if (error instanceof InputError) throw new UsageError(error.message);
+    throw error;
+  }
+  const core = await openCore(config);
+  try {
+    const records = await core.store.audit.list(filter);
+    if (sub === 'export') {
+      for (const record of records) process.stdout.write(`${auditJsonLine(record)}\n`);
+    } else if (records.length === 0) {
+      process.stdout.write('No audit entries match.\n');
+    } else {
+      process.stdout.write(`${auditTable(records)}\n`);
+    }
+  } finally {
+    await core.close();
+  }
+}
+
 async function catalogCommand(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === 'validate') {
@@ -321,7 +366,7 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   const core = await openCore(config);
   try {
-    const apps = new OAuthApps(core.store, core.keyring, config);
+    const apps = new OAuthApps(core.store, core.keyring, config, core.audit);
     if (sub === 'list') {
       const records = await core.store.oauthApps.list();
       const clients = new Map((await core.store.keys.listClients()).map((c) => [c.id, c.name]));
@@ -633,6 +678,8 @@ async function main(argv: string[]): Promise<void> {
       return keysCommand(config, rest);
     case 'reports':
       return reportsCommand(config, rest);
+    case 'audit':
+      return auditCommand(config, rest);
     case 'catalog':
       return catalogCommand(config, rest);
     case 'provider':

@@ -6,6 +6,7 @@ import {
   type Coordination,
 } from '../coordination/index.js';
 import { Keyring, loadMasterKey } from '../keyring.js';
+import { AuditLog } from '../store/audit-log.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { recoverRotation } from './master-key.js';
@@ -17,6 +18,8 @@ export interface Core {
   store: Store;
   keyring: Keyring;
   coordination: Coordination;
+  /** The audit trail's writer; `close()` writes what it still holds. */
+  audit: AuditLog;
   /** Set when this call generated the master key into the data dir. */
   masterKeyFile?: string;
   close(): Promise<void>;
@@ -26,6 +29,7 @@ export interface Core {
 export async function openCore(
   config: Config,
   onBusError: (error: unknown) => void = () => {},
+  onAuditError: (error: unknown, dropped: number) => void = reportAuditError,
 ): Promise<Core> {
   const database = openStore(config.databaseUrl);
   await database.migrate();
@@ -60,11 +64,21 @@ export async function openCore(
   const store = config.databaseUrl.startsWith('sqlite:')
     ? database
     : new CachedStore(database, coordination.bus);
+  const audit = new AuditLog(store.audit, { enabled: config.audit, onError: onAuditError });
   const close = async (): Promise<void> => {
+    await audit.close();
     await coordination.close();
     await store.close();
   };
   return master.generatedAt
-    ? { store, keyring, coordination, masterKeyFile: master.generatedAt, close }
-    : { store, keyring, coordination, close };
+    ? { store, keyring, coordination, audit, masterKeyFile: master.generatedAt, close }
+    : { store, keyring, coordination, audit, close };
+}
+
+/** A command line's audit write that failed: said on stderr (the server logs it instead). */
+function reportAuditError(error: unknown, dropped: number): void {
+  const lost = dropped > 0 ? ` ${dropped} entries were dropped.` : '';
+  process.stderr.write(
+    `Could not write the audit trail: ${error instanceof Error ? error.message : String(error)}.${lost} Check the database (toolgate serve logs the same as TG_AUDIT_WRITE_FAILED).\n`,
+  );
 }

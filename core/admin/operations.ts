@@ -7,12 +7,14 @@ import type { FrontDoor } from '../auth/front-door/index.js';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
+import { activity, auditFilter, type Activity, type ActivityWindow, type AuditQuery } from './audit.js';
 import { CONTROL, InputError, line } from './input.js';
 import { IdentityProviderOperations } from './identity-providers.js';
 import { PolicyOperations } from './policies.js';
 import { MODERN_VERSION, SERVER_INFO } from '../mcp/protocol.js';
 import type {
   ApiKeyRecord,
+  AuditRecord,
   Branding,
   ClientRecord,
   ConnectionEventRecord,
@@ -278,6 +280,16 @@ export class AdminOperations {
     if (response.statusCode !== 200 || !answer.result?.tools)
       return { ok: false, code: `HTTP ${response.statusCode}`, message: 'The gateway gave no tool list.' };
     return { ok: true, tools: answer.result.tools.map((t) => t.name) };
+  }
+
+  /** Audit entries matching an operator's filter, newest first (100 unless it says `limit`). */
+  audit(query: AuditQuery): Promise<AuditRecord[]> {
+    return this.deps.store.audit.list(auditFilter(query));
+  }
+
+  /** The Activity page's figures: the tool calls of the window that match the operator's filter. */
+  activity(query: AuditQuery, window: ActivityWindow): Promise<Activity> {
+    return activity(this.deps.store.audit, auditFilter(query), window);
   }
 
   async reports(status: unknown): Promise<ReportView[]> {

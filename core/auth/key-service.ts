@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
+import type { AuditLog } from '../store/audit-log.js';
 import { newId } from '../store/ids.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint } from './keys.js';
@@ -30,6 +31,7 @@ export class KeyService {
     private readonly store: Store,
     private readonly keyring: Keyring,
     private readonly bus: Bus,
+    private readonly audit: AuditLog,
   ) {}
 
   /** Loads the hashing secrets, creating version 1 on an empty store. */
@@ -71,6 +73,7 @@ export class KeyService {
     });
     const record = await this.store.keys.get(id);
     if (!record) throw new Error(`Key ${id} vanished after insert`);
+    this.audit.record({ event: 'key_created', clientId: client.id, keyId: id });
     return { key, record };
   }
 
@@ -108,6 +111,10 @@ export class KeyService {
    */
   async revoke(id: string): Promise<boolean> {
     const revoked = await this.store.keys.revoke(id, new Date().toISOString());
+    if (revoked) {
+      const clientId = (await this.store.keys.get(id))?.clientId ?? null;
+      this.audit.record({ event: 'key_revoked', clientId, keyId: id });
+    }
     // Published even when already revoked: a stream opened a moment before a revocation is cut too.
     await this.bus.publish({ type: 'key.revoked', keyId: id });
     return revoked;

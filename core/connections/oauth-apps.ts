@@ -1,6 +1,7 @@
 import type { ProviderEntry } from '../catalog/types.js';
 import { providerSetting, type Config } from '../config.js';
 import type { Keyring } from '../keyring.js';
+import type { AuditLog } from '../store/audit-log.js';
 import { newId } from '../store/ids.js';
 import type { Branding, OAuthAppRecord, Store } from '../store/types.js';
 import type { Scope } from '../domain.js';
@@ -54,6 +55,7 @@ export class OAuthApps {
     private readonly store: Store,
     private readonly keyring: Keyring,
     private readonly config: Config,
+    private readonly audit: AuditLog,
   ) {}
 
   /** Stores an app (the operator's default when `owner` is null). Returns its new id. */
@@ -75,6 +77,12 @@ export class OAuthApps {
         ...appSecretBinding(id, provider),
       ),
       branding,
+    });
+    this.audit.record({
+      event: 'oauth_app_changed',
+      provider,
+      clientId: owner?.clientId ?? null,
+      orgId: owner?.orgId ?? null,
     });
     return id;
   }

@@ -3,8 +3,9 @@ import type { ProviderEntry } from '../catalog/types.js';
 import type { Bus } from '../coordination/bus.js';
 import type { Config } from '../config.js';
 import type { PluginRegistry } from '../catalog/plugins/registry.js';
+import { auditScope, type AuditLog } from '../store/audit-log.js';
 import { newId } from '../store/ids.js';
-import type { ConnectionRecord, LinkRecord, Store } from '../store/types.js';
+import type { ConnectionEvent, ConnectionRecord, LinkRecord, Store } from '../store/types.js';
 import type { ProviderAccess, ProviderClient } from '../upstream/provider-client.js';
 import type { ProviderRequest } from '../upstream/request.js';
 import { checkCredentials, checkFields, type Checked } from './validate.js';
@@ -36,6 +37,7 @@ export interface ConnectionServiceDeps {
   client: ProviderClient;
   plugins: PluginRegistry;
   config: Config;
+  audit: AuditLog;
 }
 
 export function hashToken(token: string): string {
@@ -153,14 +155,20 @@ export class ConnectionService {
       oauthApp: oauth?.oauthApp ?? null,
       expiresAt: oauth?.expiresAt ?? null,
     });
-    await this.deps.store.connections.addEvent(scope, provider, 'connected');
+    await this.recordEvent(scope, provider, 'connected');
     await this.deps.bus.publish({ type: 'connection.changed', scope, provider });
+  }
+
+  /** A connection event: in the connection history (the dashboard's) and in the audit trail. */
+  async recordEvent(scope: Scope, provider: string, event: ConnectionEvent, detail?: string): Promise<void> {
+    await this.deps.store.connections.addEvent(scope, provider, event, detail);
+    this.deps.audit.record({ event, ...auditScope(scope), provider });
   }
 
   async disconnect(scope: Scope, provider: string): Promise<boolean> {
     const removed = await this.deps.store.connections.delete(scope, provider);
     if (removed) {
-      await this.deps.store.connections.addEvent(scope, provider, 'disconnected');
+      await this.recordEvent(scope, provider, 'disconnected');
       await this.deps.bus.publish({ type: 'connection.changed', scope, provider });
     }
     return removed;
@@ -248,7 +256,7 @@ export class ConnectionService {
       expiresAt,
     });
     if (swapped) {
-      await this.deps.store.connections.addEvent(scope, provider, 'refreshed');
+      await this.recordEvent(scope, provider, 'refreshed');
       await this.deps.bus.publish({ type: 'connection.refreshed', scope, provider });
     }
     return swapped;

@@ -89,6 +89,9 @@ export class CachedStore implements Store {
   get identityProviders(): Store['identityProviders'] {
     return this.inner.identityProviders;
   }
+  get audit(): Store['audit'] {
+    return this.inner.audit;
+  }
 
   migrate(): Promise<number[]> {
     return this.inner.migrate();

@@ -101,6 +101,7 @@ export function adminRoutes(app: FastifyInstance, config: Config, ops: AdminOper
       admin.get<{ Querystring: { status?: string } }>('/reports', (request) =>
         ops.reports(request.query.status),
       );
+      admin.get<{ Querystring: Record<string, string> }>('/audit', (request) => ops.audit(request.query));
       admin.post<{ Params: { id: string } }>('/reports/:id/resolve', async (request) => {
         await ops.resolveReport(request.params.id);
         return { id: request.params.id, resolved: true };

@@ -212,4 +212,26 @@ CREATE TABLE identity_providers (
 );
 `,
   },
+  {
+    version: 8,
+    name: 'audit trail of tool calls and connection events',
+    sql: `
+CREATE TABLE audit_events (
+  id TEXT PRIMARY KEY,
+  at TEXT NOT NULL,
+  event TEXT NOT NULL,
+  client_id TEXT,
+  key_id TEXT,
+  org_id TEXT,
+  user_id TEXT,
+  provider TEXT,
+  tool TEXT,
+  outcome TEXT NOT NULL CHECK (outcome IN ('ok', 'error', 'refused', 'failed')),
+  latency_us INTEGER,
+  upstream_status INTEGER,
+  message TEXT
+);
+CREATE INDEX audit_events_at ON audit_events(at);
+`,
+  },
 ];

@@ -20,7 +20,7 @@ import type { HashSecretRecord } from './types.js';
  * (a used one-time link, a removed connection).
  */
 
-/** Rows per INSERT (and transaction): 500 rows of at most 11 columns stay far below 65,535 parameters. */
+/** Rows per INSERT (and transaction): 500 rows of at most 13 columns stay far below 65,535 parameters. */
 const BATCH = 500;
 
 /** The schema version this Toolgate moves: the last SQLite migration (PostgreSQL has the same numbers). */
@@ -127,6 +127,13 @@ const TABLES: readonly Table[] = [
     key: 'key_id',
     columns:
       'key_id, name, display_name, issuer, oauth_client_id, client_secret, user_claim, org_claim, created_at, updated_at',
+  },
+  // No foreign keys: an entry outlives the key and client it names.
+  {
+    name: 'audit_events',
+    key: 'id',
+    columns:
+      'id, at, event, client_id, key_id, org_id, user_id, provider, tool, outcome, latency_us, upstream_status, message',
   },
 ];
 

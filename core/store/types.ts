@@ -440,6 +440,83 @@ export interface IdentityProviderStore {
   delete(keyId: string): Promise<boolean>;
 }
 
+/**
+ * What the audit trail records (issue 18): every tool call, and every connection and key event.
+ * The connection events are those of the connection history ({@link ConnectionEvent}).
+ */
+export type AuditEvent = 'tool_call' | ConnectionEvent | 'key_created' | 'key_revoked' | 'oauth_app_changed';
+export const AUDIT_EVENTS: readonly AuditEvent[] = [
+  'tool_call',
+  'connected',
+  'refreshed',
+  'reapproval_needed',
+  'disconnected',
+  'key_created',
+  'key_revoked',
+  'oauth_app_changed',
+];
+
+/**
+ * How a tool call ended: `ok`; `error`, a result the agent got with isError (the provider refused,
+ * no connection...); `refused`, a protocol error (unknown tool, invalid arguments); `failed`, a fault
+ * of the gateway. Other events are `ok`.
+ */
+export type AuditOutcome = 'ok' | 'error' | 'refused' | 'failed';
+export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['ok', 'error', 'refused', 'failed'];
+
+/**
+ * One entry of the audit trail: who (client, key, scope), what (provider, tool), how it ended and
+ * how long it took. Never arguments, results or secrets: `message` is the error text the agent was
+ * given (which the result shaping has cleared of credentials), and only for outcomes other than ok.
+ */
+export interface AuditEntry {
+  id: string;
+  at: string;
+  event: AuditEvent;
+  clientId: string | null;
+  keyId: string | null;
+  orgId: string | null;
+  userId: string | null;
+  provider: string | null;
+  tool: string | null;
+  outcome: AuditOutcome;
+  /** Tool calls: from receiving the call to having its result, in microseconds. */
+  latencyUs: number | null;
+  /** The provider's HTTP status, when the call reached it. */
+  upstreamStatus: number | null;
+  message: string | null;
+}
+
+/** An audit entry as read back: with its client's name. */
+export interface AuditRecord extends AuditEntry {
+  clientName: string | null;
+}
+
+/** Which audit entries to read: every field narrows (all of them: AND); newest first, at most `limit`. */
+export interface AuditFilter {
+  /** ISO times: at or after `since`, before `until`. */
+  since?: string;
+  until?: string;
+  /** The client's name. */
+  client?: string;
+  org?: string;
+  user?: string;
+  provider?: string;
+  outcome?: AuditOutcome;
+  event?: AuditEvent;
+  limit: number;
+}
+
+/** The audit trail: written in batches (store/audit-log.ts), read by the operator. */
+export interface AuditStore {
+  /** Inserts the entries in one statement. */
+  append(entries: readonly AuditEntry[]): Promise<void>;
+  /** Entries matching the filter, newest first. */
+  list(filter: AuditFilter): Promise<AuditRecord[]>;
+  /** Deletes entries recorded before `before` (ISO time); returns how many. */
+  purge(before: string): Promise<number>;
+}
+
 /** The whole durable state of a deployment: its lifecycle, and one port per aggregate. */
 export interface Store {
   /** Applies pending migrations; returns the versions applied now. */
@@ -464,4 +541,5 @@ export interface Store {
   readonly policies: PolicyStore;
   readonly frontDoor: FrontDoorStore;
   readonly identityProviders: IdentityProviderStore;
+  readonly audit: AuditStore;
 }

@@ -30,7 +30,7 @@ export interface CompactToolDeps {
 }
 
 const SEARCH_TOOLS = 'search_tools';
-const CALL_TOOL = 'call_tool';
+export const CALL_TOOL = 'call_tool';
 
 /** Longest description a hit carries; the inputSchema says the rest. */
 const SUMMARY_MAX = 200;

@@ -3,6 +3,7 @@ import type { CatalogSnapshot } from '../catalog/types.js';
 import type { Config } from '../config.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
+import type { AuditLog } from '../store/audit-log.js';
 import type { Store } from '../store/types.js';
 import type { Telemetry } from '../telemetry/index.js';
 import type { OutboundClient } from '../upstream/outbound.js';
@@ -24,6 +25,7 @@ export interface ToolsDeps {
   outbound: OutboundClient;
   log: FastifyBaseLogger;
   telemetry: Telemetry;
+  audit: AuditLog;
 }
 
 /**
@@ -64,6 +66,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
     visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
     runProviderTool: providerToolRunner(connections, deps.client, oauth),
     telemetry: deps.telemetry,
+    audit: deps.audit,
   });
   return service;
 }

@@ -10,6 +10,7 @@ import {
   type ProviderClient,
 } from '../upstream/provider-client.js';
 import { buildRequest } from '../upstream/request.js';
+import type { CallObservation } from './audit.js';
 import { outboundErrorResult, responseResult } from './result.js';
 import { textResult, withOutcome } from './types.js';
 import type { Caller, Scope } from '../domain.js';
@@ -29,6 +30,7 @@ export async function runTool(
   args: Record<string, unknown>,
   access: ProviderAccess,
   signal?: AbortSignal,
+  observed: CallObservation = {},
 ): Promise<CallToolResult> {
   try {
     if (!tool.request) {
@@ -42,6 +44,7 @@ export async function runTool(
     if (!built.ok) return textResult(`Cannot call ${tool.name}: ${built.message}.`, true);
     const plugin = client.pluginOf(provider);
     const response = await client.transmit(provider, built.request, access, { signal, plugin });
+    observed.upstreamStatus = response.status;
     const shaped = plugin?.shapeResponse
       ? await plugin.shapeResponse(
           pluginResponse(response),
@@ -107,8 +110,10 @@ export function providerToolRunner(
     tool: CompiledTool,
     args: Record<string, unknown>,
     signal?: AbortSignal,
+    observed?: CallObservation,
   ): Promise<CallToolResult> => {
-    if (provider.auth.kind === 'none') return runTool(client, provider, tool, args, NO_ACCESS, signal);
+    if (provider.auth.kind === 'none')
+      return runTool(client, provider, tool, args, NO_ACCESS, signal, observed);
     let found: Awaited<ReturnType<ConnectionService['access']>>;
     try {
       found = await connections.access(caller.scope, provider.id);
@@ -134,7 +139,7 @@ export function providerToolRunner(
         provider.auth.kind === 'oauth2'
           ? await oauth.tokens.fresh(caller.scope, provider, found.record, found.access)
           : found.access;
-      return await runTool(client, provider, tool, args, access, signal);
+      return await runTool(client, provider, tool, args, access, signal, observed);
     } catch (error) {
       if (error instanceof ReapprovalNeededError) return reapproval(oauth, caller.scope, provider);
       if (error instanceof TemporaryRefreshError) {

@@ -6,7 +6,10 @@ import type {
   ProviderEntry,
   ToolDescriptor,
 } from '../catalog/types.js';
+import type { AuditLog } from '../store/audit-log.js';
 import { validateArguments } from './args.js';
+import { AuditedCall, type CallObservation } from './audit.js';
+import { CALL_TOOL } from './compact.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
 import {
@@ -27,6 +30,7 @@ export type ProviderToolRunner = (
   tool: CompiledTool,
   args: Record<string, unknown>,
   signal?: AbortSignal,
+  observed?: CallObservation,
 ) => Promise<CallToolResult>;
 
 /** Which providers' tools a scope sees besides the system tools (connected ones, `none`-auth ones). */
@@ -45,6 +49,8 @@ export interface ToolServiceDeps {
   visibility: VisibilityOf;
   /** Times each call and traces it (metrics by provider, tool and outcome). */
   telemetry: Telemetry;
+  /** Where every call is recorded (who, which tool, outcome, latency; never arguments or results). */
+  audit: AuditLog;
 }
 
 const MAX_CACHED_LISTS = 1_000;
@@ -152,16 +158,21 @@ export class ToolService {
       system ? SYSTEM_LABEL : (tool?.provider ?? UNKNOWN_LABEL),
       system || tool ? name : UNKNOWN_LABEL,
     );
+    // call_tool's own audit entry would repeat the one of the tool it calls (recorded by this method too).
+    const audited =
+      name === CALL_TOOL ? undefined : new AuditedCall(this.deps.audit, caller, name, tool?.provider ?? null);
     try {
       const result = await telemetry.within(() =>
         system
           ? system.handler(this.check(name, system.inputSchema, args), { ...context, caller })
-          : this.runProviderTool(caller, name, catalog, tool, args, context),
+          : this.runProviderTool(caller, name, catalog, tool, args, context, audited?.observed ?? {}),
       );
       telemetry.completed(outcomeOf(result));
+      audited?.end({ result });
       return result;
     } catch (error) {
       telemetry.completed(error instanceof ToolCallError ? 'refused' : 'internal_error');
+      audited?.end({ error });
       throw error;
     }
   }
@@ -173,6 +184,7 @@ export class ToolService {
     tool: CompiledTool | undefined,
     args: unknown,
     context: CallContext,
+    observed: CallObservation,
   ): Promise<CallToolResult> {
     const provider = tool && catalog.providers.get(tool.provider);
     // A tool the caller's policy hides answers exactly as one that does not exist.
@@ -188,6 +200,7 @@ export class ToolService {
       tool,
       this.check(name, tool.inputSchema, args),
       context.signal,
+      observed,
     );
   }
 

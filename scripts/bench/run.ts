@@ -178,6 +178,8 @@ interface Servers {
   toolgate: Toolgate;
   /** The same gateway built from --baseline's tree, measured in the same rounds. */
   baseline?: Toolgate;
+  /** This tree's gateway with TOOLGATE_AUDIT=off: what writing the audit trail costs a call. */
+  auditOff?: Toolgate;
   peer?: { spawned: Spawned; url: string; version: string };
 }
 
@@ -220,6 +222,11 @@ async function startServers(work: string): Promise<Servers> {
   const baseline = baselineChild
     ? await startToolgate(baselineChild('gateway.ts'), join(work, 'baseline'), upstreamUrl)
     : undefined;
+  const auditOff = SECTIONS.has('call')
+    ? await startToolgate(child('gateway.ts'), join(work, 'audit-off'), upstreamUrl, {
+        TOOLGATE_AUDIT: 'off',
+      })
+    : undefined;
 
   let peer: Servers['peer'];
   const install = findPeer(process.env.BENCH_PEER_DIR ?? DEFAULT_PEER_DIR);
@@ -243,13 +250,15 @@ async function startServers(work: string): Promise<Servers> {
     floorUrl,
     toolgate,
     ...(baseline ? { baseline } : {}),
+    ...(auditOff ? { auditOff } : {}),
     ...(peer ? { peer } : {}),
   };
 }
 
 /**
  * Starts a gateway child on the bench catalog (its own data dir and manifests dir): on SQLite of
- * its own, or with `store` on a deployment's shared PostgreSQL + Redis (lib/cluster.ts).
+ * its own, or with `store` on a deployment's shared PostgreSQL + Redis (lib/cluster.ts); `store`
+ * may carry other settings too (TOOLGATE_AUDIT=off).
  */
 async function spawnToolgate(
   script: string,
@@ -354,6 +363,9 @@ async function interleave(
   return results;
 }
 
+/** The tools/call variant of this tree's gateway with the audit trail off. */
+const AUDIT_OFF = `toolgate ${MODERN} audit off`;
+
 interface CallSection {
   rows: string[][];
   variants: Record<string, Record<string, unknown>>;
@@ -374,6 +386,10 @@ async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSectio
       renamed(modernTarget([base], baseKey, max), `baseline ${MODERN}`),
       renamed(legacyTarget([base], baseKey, max), 'baseline 2025 session'),
     );
+  }
+  if (servers.auditOff) {
+    const { gateway: off, soloKey: offKey } = servers.auditOff;
+    targets.push(renamed(modernTarget([off], offKey, max), AUDIT_OFF));
   }
   if (servers.peer) {
     const tool = await peerToolName(servers.peer.url);
@@ -585,6 +601,22 @@ function summariseCalls(
         '×',
       );
     }
+  }
+  if (has(AUDIT_OFF)) {
+    // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, in the same rounds.
+    metrics.add(
+      'call.modern.audit_cpu_ratio_32',
+      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients`,
+      ratio(`toolgate ${MODERN}`, AUDIT_OFF, 32, (w) => w.cpuPerRequestUs),
+      '×',
+      { op: '<=', value: 1.05 },
+    );
+    metrics.add(
+      'call.modern.audit_rps_ratio_32',
+      `${MODERN}: throughput, audit trail on ÷ off, 32 clients`,
+      ratio(`toolgate ${MODERN}`, AUDIT_OFF, 32, (w) => w.rps),
+      '×',
+    );
   }
   if (has('peer')) {
     metrics.add(

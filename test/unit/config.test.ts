@@ -63,3 +63,20 @@ describe('loadConfig: the metrics port', () => {
     );
   });
 });
+
+describe('loadConfig: the audit trail', () => {
+  it('records by default for 30 days, and takes off/on and a number of days', () => {
+    expect(loadConfig(base)).toMatchObject({ audit: true, auditDays: 30 });
+    expect(loadConfig({ ...base, TOOLGATE_AUDIT: 'off', TOOLGATE_AUDIT_DAYS: '400' })).toMatchObject({
+      audit: false,
+      auditDays: 400,
+    });
+    expect(loadConfig({ ...base, TOOLGATE_AUDIT: 'on' }).audit).toBe(true);
+    expect(() => loadConfig({ ...base, TOOLGATE_AUDIT: 'sometimes' })).toThrow(
+      'TOOLGATE_AUDIT must be 1 or 0 (on or off), got "sometimes"',
+    );
+    expect(() => loadConfig({ ...base, TOOLGATE_AUDIT_DAYS: '0' })).toThrow(
+      'TOOLGATE_AUDIT_DAYS must be an integer from 1 to 3650, got "0"',
+    );
+  });
+});

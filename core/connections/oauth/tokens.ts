@@ -210,7 +210,7 @@ export class OAuthTokens {
   /** Moves a connection to re-approval needed, and tells the operator (log, events webhook). */
   private async markReapproval(scope: Scope, provider: ProviderEntry, reason: string): Promise<void> {
     if (!(await this.deps.store.connections.setState(scope, provider.id, 'reapproval_needed'))) return;
-    await this.deps.store.connections.addEvent(scope, provider.id, 'reapproval_needed', reason);
+    await this.deps.connections.recordEvent(scope, provider.id, 'reapproval_needed', reason);
     this.deps.log.warn(
       {
         code: 'TG_CONNECTION_REAPPROVAL_NEEDED',

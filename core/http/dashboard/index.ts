@@ -5,6 +5,7 @@ import { GatewayError } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 import type { AdminOperations } from '../../admin/operations.js';
 import { html, page } from '../html.js';
+import { activityRoutes } from './activity.js';
 import { catalogRoutes } from './catalog.js';
 import { connectionsRoutes } from './connections.js';
 import { csrfMatches, expectedToken } from './csrf.js';
@@ -146,6 +147,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportsRoutes(dash, dashboard);
       catalogRoutes(dash, dashboard);
       connectionsRoutes(dash, dashboard);
+      activityRoutes(dash, dashboard);
       done();
     },
     { prefix: '/dashboard' },

@@ -13,6 +13,7 @@ const SECTIONS = {
   reports: 'Reports',
   catalog: 'Catalog',
   connections: 'Connections',
+  activity: 'Activity',
 } as const;
 
 export type Section = keyof typeof SECTIONS;

@@ -1,3 +1,4 @@
+import { SqlAudit } from '../audit.js';
 import { SqlFrontDoor } from '../front-door.js';
 import { SqlIdentityProviders } from '../identity-providers.js';
 import type { SealedItem, Store } from '../types.js';
@@ -33,6 +34,7 @@ export class PostgresStore implements Store {
   readonly policies: PostgresPolicies;
   readonly frontDoor: SqlFrontDoor;
   readonly identityProviders: SqlIdentityProviders;
+  readonly audit: SqlAudit;
 
   constructor(url: string, options: PostgresOptions = {}) {
     this.sql = new PostgresDb(url, options);
@@ -47,6 +49,7 @@ export class PostgresStore implements Store {
     this.policies = new PostgresPolicies(this.sql);
     this.frontDoor = new SqlFrontDoor(this.sql.runner());
     this.identityProviders = new SqlIdentityProviders(this.sql.runner());
+    this.audit = new SqlAudit(this.sql.runner());
   }
 
   /**

@@ -217,4 +217,26 @@ CREATE TABLE identity_providers (
 );
 `,
   },
+  {
+    version: 8,
+    name: 'audit trail of tool calls and connection events',
+    sql: `
+CREATE TABLE audit_events (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  at TEXT COLLATE "C" NOT NULL,
+  event TEXT COLLATE "C" NOT NULL,
+  client_id TEXT COLLATE "C",
+  key_id TEXT COLLATE "C",
+  org_id TEXT COLLATE "C",
+  user_id TEXT COLLATE "C",
+  provider TEXT COLLATE "C",
+  tool TEXT COLLATE "C",
+  outcome TEXT COLLATE "C" NOT NULL CHECK (outcome IN ('ok', 'error', 'refused', 'failed')),
+  latency_us INTEGER,
+  upstream_status INTEGER,
+  message TEXT COLLATE "C"
+);
+CREATE INDEX audit_events_at ON audit_events(at);
+`,
+  },
 ];

@@ -1,3 +1,4 @@
+import { SqlAudit } from '../audit.js';
 import { SqlFrontDoor } from '../front-door.js';
 import { SqlIdentityProviders } from '../identity-providers.js';
 import { MIGRATIONS } from '../migrations.js';
@@ -30,6 +31,7 @@ export class SqliteStore implements Store {
   readonly policies: SqlitePolicies;
   readonly frontDoor: SqlFrontDoor;
   readonly identityProviders: SqlIdentityProviders;
+  readonly audit: SqlAudit;
 
   constructor(file: string) {
     this.sql = new SqliteDb(file);
@@ -44,6 +46,7 @@ export class SqliteStore implements Store {
     this.policies = new SqlitePolicies(this.sql);
     this.frontDoor = new SqlFrontDoor(this.sql.runner());
     this.identityProviders = new SqlIdentityProviders(this.sql.runner());
+    this.audit = new SqlAudit(this.sql.runner());
   }
 
   async migrate(): Promise<number[]> {

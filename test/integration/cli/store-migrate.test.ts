@@ -219,6 +219,8 @@ describe('toolgate store migrate', () => {
     expect(counts.get('reports')![0]).toBe(3);
     expect(counts.get('oauth_apps')![0]).toBe(1);
     expect(counts.get('links')![0]).toBe(1);
+    // The audit trail: 5 tool calls, a connection, 2 keys and an OAuth app (the old gateway's and the CLI's).
+    expect(counts.get('audit_events')![0]).toBe(9);
     expect(run.stdout).toMatch(/^scopes: \d+\/\d+ rows$/m);
     expect(run.stdout).toContain('Verified: every table holds as many rows');
     expect(run.stdout).toContain(`TOOLGATE_MASTER_KEY="$(cat ${join(dataDir, 'master.key')})"`);

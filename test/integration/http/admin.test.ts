@@ -139,6 +139,23 @@ describe('the admin API', () => {
     expect((await admin('GET', '/reports?status=closed')).status).toBe(400);
   });
 
+  it('reads the audit trail with the filters of toolgate audit, refusing one it cannot read', async () => {
+    const { key, id } = await tg.key('solo', 'Audited');
+    const client = await connect('2026-07-28', tg.mcpUrl(), { 'X-API-Key': key });
+    await client.callTool('list_providers');
+    await client.close();
+    await tg.gateway.audit.flush();
+    const { status, json } = await admin('GET', '/audit?client=Audited&event=tool_call&since=1h');
+    expect(status).toBe(200);
+    expect(json).toEqual([
+      expect.objectContaining({ clientName: 'Audited', keyId: id, tool: 'list_providers', outcome: 'ok' }),
+    ]);
+    const refused = await admin('GET', '/audit?outcome=maybe');
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({ code: 'TG_ERR_INVALID_INPUT' });
+    expect(refused.json.error!.message).toContain('--outcome is one of ok, error, refused, failed');
+  });
+
   it('shows the catalog with its status, and reloads it', async () => {
     const catalog = await admin('GET', '/catalog');
     expect(catalog.json.providers).toEqual([

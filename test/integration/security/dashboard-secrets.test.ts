@@ -125,6 +125,12 @@ describe('dashboard secrets at rest and in logs', () => {
       expect(idpShown).not.toContain(idpSecret);
 
       expect((await browser.post(`/keys/${keyId}/revoke`, `/keys/${keyId}/revoke`, {})).status).toBe(303);
+      // The Activity page shows the audit trail of all that, and none of its secrets.
+      await tg.gateway.audit.flush();
+      const activity = await browser.get('/activity');
+      expect(activity).toContain('<h1>Activity</h1>');
+      for (const secret of sentinels)
+        expect(activity.includes(secret), 'secret on the Activity page').toBe(false);
 
       // The CLI sets a new password on the same data dir; the running server takes it at once.
       const next = `next-${randomBytes(12).toString('hex')}`;

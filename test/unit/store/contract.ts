@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Scope } from '../../../core/domain.js';
 import type {
+  AuditEntry,
   ConnectionCount,
   ConnectionEvent,
   LinkRecord,
@@ -1096,6 +1097,85 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.identityProviders.delete('key_1')).toBe(false);
         expect(await store.identityProviders.getByName('zed')).toBeUndefined();
         expect((await store.identityProviders.list()).map((i) => i.name)).toEqual(['acme']);
+      });
+    });
+
+    describe('audit', () => {
+      const entry = (id: string, seconds: number, overrides: Partial<AuditEntry> = {}): AuditEntry => ({
+        id,
+        at: at(seconds),
+        event: 'tool_call',
+        clientId: null,
+        keyId: 'key_1',
+        orgId: null,
+        userId: 'u1',
+        provider: 'github',
+        tool: 'github_get_user',
+        outcome: 'ok',
+        latencyUs: 1_234,
+        upstreamStatus: 200,
+        message: null,
+        ...overrides,
+      });
+
+      it("appends batches in one call, reads them newest first with the client's name, and another process sees them", async () => {
+        const { clientId } = await seedKey(store, 'acme');
+        const entries = [
+          entry('aud_1', 1, { clientId }),
+          entry('aud_2', 2, {
+            clientId,
+            orgId: 'o1',
+            outcome: 'error',
+            upstreamStatus: 404,
+            message: 'GitHub returned HTTP 404 Not Found.',
+          }),
+          entry('aud_3', 2, { event: 'connected', tool: null, latencyUs: null, upstreamStatus: null }),
+        ];
+        await store.audit.append(entries);
+        await store.audit.append([]);
+        const read = await (await otherProcess()).audit.list({ limit: 10 });
+        expect(read).toEqual([
+          { ...entries[2], clientName: null },
+          { ...entries[1], clientName: 'acme' },
+          { ...entries[0], clientName: 'acme' },
+        ]);
+      });
+
+      it('writes a batch larger than one INSERT holds', async () => {
+        const many = Array.from({ length: 1_201 }, (_, i) => entry(`aud_${String(i).padStart(5, '0')}`, i));
+        await store.audit.append(many);
+        const read = await store.audit.list({ limit: 2_000 });
+        expect(read).toHaveLength(1_201);
+        expect(read[0]?.id).toBe('aud_01200');
+      });
+
+      it('narrows by time, client, organization, user, provider, outcome and event, and limits', async () => {
+        const { clientId } = await seedKey(store, 'acme');
+        const other = await store.keys.createClient('globex');
+        await store.audit.append([
+          entry('aud_a', 10, { clientId, orgId: 'o1', userId: 'u1' }),
+          entry('aud_b', 20, { clientId, orgId: 'o2', userId: 'u2', provider: 'slack', outcome: 'error' }),
+          entry('aud_c', 30, { clientId: other.id, userId: 'u1', outcome: 'refused' }),
+          entry('aud_d', 40, { clientId, event: 'key_revoked', provider: null, tool: null }),
+        ]);
+        const ids = async (filter: Parameters<Store['audit']['list']>[0]) =>
+          (await store.audit.list(filter)).map((r) => r.id);
+        expect(await ids({ limit: 10, since: at(20), until: at(40) })).toEqual(['aud_c', 'aud_b']);
+        expect(await ids({ limit: 10, client: 'acme' })).toEqual(['aud_d', 'aud_b', 'aud_a']);
+        expect(await ids({ limit: 10, client: 'nobody' })).toEqual([]);
+        expect(await ids({ limit: 10, org: 'o2' })).toEqual(['aud_b']);
+        expect(await ids({ limit: 10, user: 'u1', client: 'globex' })).toEqual(['aud_c']);
+        expect(await ids({ limit: 10, provider: 'slack' })).toEqual(['aud_b']);
+        expect(await ids({ limit: 10, outcome: 'refused' })).toEqual(['aud_c']);
+        expect(await ids({ limit: 10, event: 'tool_call' })).toEqual(['aud_c', 'aud_b', 'aud_a']);
+        expect(await ids({ limit: 2 })).toEqual(['aud_d', 'aud_c']);
+      });
+
+      it('purges entries recorded before a time and says how many', async () => {
+        await store.audit.append([entry('aud_1', 1), entry('aud_2', 2), entry('aud_3', 3)]);
+        expect(await store.audit.purge(at(3))).toBe(2);
+        expect((await store.audit.list({ limit: 10 })).map((r) => r.id)).toEqual(['aud_3']);
+        expect(await store.audit.purge(at(3))).toBe(0);
       });
     });
 
