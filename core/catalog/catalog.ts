@@ -7,9 +7,10 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
+import { BuildPool, type BuildLimits } from './build-pool.js';
 import { sortFindings } from './findings.js';
 import { idFromFile } from './load.js';
-import { buildProvider, type ProviderBuild } from './provider.js';
+import { unchangedBuild, type ProviderBuild } from './provider.js';
 import type { CatalogSnapshot, CompiledTool, Finding, ProviderEntry } from './types.js';
 
 /** What a build did, provider by provider (ids sorted in each list). */
@@ -37,6 +38,8 @@ export interface BuildCatalogOptions {
   dir: string;
   registry: PluginRegistry;
   previous?: CatalogSnapshot;
+  /** Time and memory limits of each manifest's build (build-pool.ts); defaults DEFAULT_BUILD_LIMITS. */
+  limits?: BuildLimits;
 }
 
 /** The manifest files of a directory: `*.yaml`/`*.yml` except OpenAPI documents (`*.openapi.yaml`). */
@@ -52,11 +55,10 @@ async function manifestFiles(dir: string): Promise<string[]> {
 export async function buildCatalog(
   options: BuildCatalogOptions,
 ): Promise<{ snapshot: CatalogSnapshot; report: CatalogReport }> {
-  const { dir, registry, previous } = options;
-  const builds: ProviderBuild[] = [];
-  for (const file of await manifestFiles(dir)) {
-    builds.push(await buildProvider(file, registry, previous?.providers.get(idFromFile(file))));
-  }
+  const { dir, registry, previous, limits } = options;
+  const builds = await buildAll(await manifestFiles(dir), registry, limits, (file) =>
+    unchangedBuild(file, registry, previous?.providers.get(idFromFile(file))),
+  );
 
   const report: CatalogReport = {
     version: previous?.version ?? 0,
@@ -155,11 +157,31 @@ export function emptySnapshot(): CatalogSnapshot {
 }
 
 /** Every finding of every manifest in `dir`, sorted; what `toolgate catalog validate` prints. */
-export async function validateCatalogDir(dir: string, registry: PluginRegistry): Promise<Finding[]> {
-  const findings: Finding[] = [];
-  for (const file of await manifestFiles(dir))
-    findings.push(...(await buildProvider(file, registry)).findings);
-  return sortFindings(findings);
+export async function validateCatalogDir(
+  dir: string,
+  registry: PluginRegistry,
+  limits?: BuildLimits,
+): Promise<Finding[]> {
+  const builds = await buildAll(await manifestFiles(dir), registry, limits);
+  return sortFindings(builds.flatMap((build) => build.findings));
+}
+
+/**
+ * The builds of `files`, in their order: `reuse`'s when it has one (an unchanged provider, checked
+ * on this thread), else one from a build worker. The workers end with the build.
+ */
+async function buildAll(
+  files: readonly string[],
+  registry: PluginRegistry,
+  limits: BuildLimits | undefined,
+  reuse: (file: string) => Promise<ProviderBuild | undefined> = () => Promise.resolve(undefined),
+): Promise<ProviderBuild[]> {
+  const pool = new BuildPool(registry, limits);
+  try {
+    return await Promise.all(files.map(async (file) => (await reuse(file)) ?? pool.build(file)));
+  } finally {
+    await pool.close();
+  }
 }
 
 /**
