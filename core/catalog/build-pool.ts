@@ -1,51 +1,48 @@
 /**
  * Catalog builds off the event loop (issue 16): each changed manifest is built (YAML, OpenAPI
- * parse, compile, schema check: provider.ts `buildProvider`) in a worker thread, so the main thread
+ * parse, compile, schema check: provider.ts `buildProvider`) in a build worker, so the main thread
  * keeps answering MCP requests while a reload compiles a large document. A worker builds one
- * manifest at a time, under a time limit (a timer terminates it) and a memory limit (V8's old
- * generation, `resourceLimits`); a manifest over either, or one that kills its worker, fails with
- * a finding and the other manifests build on a fresh worker.
+ * manifest at a time, under a time limit (a timer kills it) and a memory limit (V8's old
+ * generation, `--max-old-space-size`); a manifest over either, or one that kills its worker, fails
+ * with a finding and the other manifests build on in a fresh worker.
+ *
+ * A worker is a child process, not a worker thread: a thread's `resourceLimits` only ask V8 to
+ * stop the thread, and an allocation larger than V8's 16 MB of grace (the document's text, a
+ * parser's copy of it) aborts the whole process instead (nodejs/node#47224; here, GitHub's
+ * description as YAML under a 48-80 MB limit aborted the gateway 3 times in 3). A process that runs
+ * out of memory takes only itself down.
  *
  * The seam: a worker gets the plugin declarations (ids and tool descriptors, no code) and returns
- * a ProviderBuild, plain data that structured clone copies as it is. What cannot cross threads
- * stays on the main thread and is looked up there by provider id when a tool runs: plugin code
- * (PluginRegistry.get), the provider client, and the argument validators, compiled on first use
- * (tools/args.ts).
+ * a ProviderBuild, plain data that crosses by structured clone (`serialization: 'advanced'`) as it
+ * is. What cannot cross stays on the main thread and is looked up there by provider id when a tool
+ * runs: plugin code (PluginRegistry.get), the provider client, and the argument validators,
+ * compiled on first use (tools/args.ts).
  */
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CATALOG_BUILD_DEFAULTS, type CatalogBuildLimits } from '../config.js';
 import type { FindingCode } from './findings.js';
 import { idFromFile } from './load.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import type { PluginDeclaration } from './plugins/types.js';
 import type { ProviderBuild } from './provider.js';
 
-/** Per manifest; settings TOOLGATE_CATALOG_BUILD_TIMEOUT_MS and TOOLGATE_CATALOG_BUILD_MEMORY_MB. */
-export interface BuildLimits {
-  timeoutMs: number;
-  memoryMb: number;
-}
-
-/**
- * GitHub's full description (1,221 tools) builds in ~2 s on a quiet machine, ~11 s under heavy
- * load, and its worker's heap peaks near 200 MB: both limits leave it several times that room.
- */
-export const DEFAULT_BUILD_LIMITS: BuildLimits = { timeoutMs: 60_000, memoryMb: 1_024 };
-
 /**
  * Workers per build: two, so the 18 bundled manifests build on two cores at start (a worker costs
- * its module loading, so not one per manifest); a reload of one manifest starts one.
+ * a process and its module loading, so not one per manifest); a reload of one manifest starts one.
  */
 const POOL_SIZE = 2;
 
-/** What a worker is started with (workerData). */
+/** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
+const STDERR_KEPT = 4_096;
+
+/** What a worker needs besides the manifest: the plugins' declarations. */
 export interface WorkerSetup {
   declarations: PluginDeclaration[];
 }
 
-/** Main thread -> worker: build this manifest. */
-export interface BuildRequest {
-  file: string;
-}
+/** Main thread -> worker: its setup, once and first, then one manifest to build per message. */
+export type WorkerRequest = { setup: WorkerSetup } | { file: string };
 
 /** Worker -> main thread: loaded and waiting, or the outcome of the request it was given. */
 export type WorkerMessage = { ready: true } | { build: ProviderBuild } | { error: string };
@@ -57,10 +54,12 @@ interface Task {
 }
 
 interface Slot {
-  worker: Worker;
+  child: ChildProcess;
   ready: boolean;
   task: Task | undefined;
   timer?: NodeJS.Timeout;
+  /** The end of its stderr. */
+  stderr: string;
 }
 
 /**
@@ -74,7 +73,7 @@ export class BuildPool {
 
   constructor(
     registry: PluginRegistry,
-    private readonly limits: BuildLimits = DEFAULT_BUILD_LIMITS,
+    private readonly limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS,
   ) {
     this.setup = { declarations: registry.plainDeclarations() };
   }
@@ -91,7 +90,7 @@ export class BuildPool {
   async close(): Promise<void> {
     const slots = [...this.slots];
     this.slots.clear();
-    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+    await Promise.all(slots.map((slot) => stop(slot.child)));
   }
 
   private dispatch(): void {
@@ -105,28 +104,30 @@ export class BuildPool {
     if (!task) return;
     slot.task = task;
     slot.timer = setTimeout(() => {
-      const seconds = this.limits.timeoutMs / 1000;
-      this.fail(
-        slot,
+      const { timeoutMs } = this.limits;
+      this.slots.delete(slot);
+      this.settle(slot)?.resolve(
         limitBuild(
           task.file,
           'TG_CATALOG_BUILD_LIMIT',
-          `took longer than ${seconds} s (TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=${this.limits.timeoutMs}) and was stopped`,
+          `took longer than ${timeoutMs / 1000} s (TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=${timeoutMs}) and was stopped`,
           'TOOLGATE_CATALOG_BUILD_TIMEOUT_MS',
         ),
       );
+      void stop(slot.child);
+      this.dispatch();
     }, this.limits.timeoutMs);
-    slot.worker.postMessage({ file: task.file } satisfies BuildRequest);
+    send(slot.child, { file: task.file });
   }
 
   private spawn(): void {
-    const slot: Slot = {
-      worker: startWorker(this.setup, this.limits),
-      ready: false,
-      task: undefined,
-    };
+    const slot: Slot = { child: startWorker(this.limits), ready: false, task: undefined, stderr: '' };
     this.slots.add(slot);
-    slot.worker.on('message', (message: WorkerMessage) => {
+    send(slot.child, { setup: this.setup });
+    slot.child.stderr?.on('data', (chunk: Buffer) => {
+      slot.stderr = (slot.stderr + chunk.toString()).slice(-STDERR_KEPT);
+    });
+    slot.child.on('message', (message: WorkerMessage) => {
       if ('ready' in message) {
         slot.ready = true;
         this.next(slot);
@@ -137,39 +138,34 @@ export class BuildPool {
       else task?.reject(new Error(message.error));
       this.next(slot);
     });
-    slot.worker.on('error', (error: Error & { code?: string }) => this.died(slot, error));
-    slot.worker.on('exit', (code) => this.died(slot, new Error(`the build worker exited with code ${code}`)));
+    slot.child.on('error', (error) => this.died(slot, error.message));
+    // 'close', not 'exit': stderr is read to its end by then.
+    slot.child.on('close', (code, signal) => this.died(slot, `exit code ${code ?? signal}`));
   }
 
   /** A worker ended on its own: its manifest fails with a finding, or, while loading, every build. */
-  private died(slot: Slot, error: Error & { code?: string }): void {
+  private died(slot: Slot, how: string): void {
     if (!this.slots.delete(slot)) return;
+    const said = slot.stderr.trim().split('\n').filter(Boolean);
+    const why = `${said.find((line) => line.startsWith('FATAL ERROR')) ?? said.pop() ?? 'no message'}, ${how}`;
     if (!slot.ready) {
       for (const task of this.queue.splice(0))
-        task.reject(new Error(`the catalog build worker did not start: ${error.message}`));
+        task.reject(new Error(`the catalog build worker did not start (${why})`));
       return;
     }
     const task = this.settle(slot);
     if (task) {
       task.resolve(
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        /heap out of memory|heap limit/i.test(slot.stderr)
           ? limitBuild(
               task.file,
               'TG_CATALOG_BUILD_LIMIT',
-              `needed more than ${this.limits.memoryMb} MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB) and was stopped`,
+              `needed more than ${this.limits.memoryMb} MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=${this.limits.memoryMb}) and was stopped`,
               'TOOLGATE_CATALOG_BUILD_MEMORY_MB',
             )
-          : limitBuild(task.file, 'TG_CATALOG_BUILD_CRASHED', `stopped its build worker (${error.message})`),
+          : limitBuild(task.file, 'TG_CATALOG_BUILD_CRASHED', `stopped its build worker (${why})`),
       );
     }
-    this.dispatch();
-  }
-
-  /** Ends a worker whose manifest went over the time limit, and goes on with a fresh one. */
-  private fail(slot: Slot, build: ProviderBuild): void {
-    this.slots.delete(slot);
-    this.settle(slot)?.resolve(build);
-    void slot.worker.terminate();
     this.dispatch();
   }
 
@@ -182,20 +178,36 @@ export class BuildPool {
 }
 
 /**
- * A build worker. From the compiled gateway (dist/, plain JavaScript) the entry is build-worker.js
- * beside this file. From source (tsx, vitest: this file is .ts) Node cannot load build-worker.ts by
- * itself, and a Node 20 worker does not inherit the parent's `--import tsx` hooks, so the worker
- * first registers tsx's ESM hooks (a devDependency, present wherever the sources run) and then
- * imports its entry.
+ * A build worker process. From the compiled gateway (dist/, plain JavaScript) its entry is
+ * build-worker.js beside this file. From source (tsx, vitest: this file is .ts) it is
+ * build-worker.ts, loaded through tsx (a devDependency, present wherever the sources run), whose
+ * location is resolved here so that the worker does not depend on its working directory. The
+ * parent's own flags (an inspector, a heap size) are not passed on.
  */
-function startWorker(setup: WorkerSetup, limits: BuildLimits): Worker {
-  const options = { workerData: setup, resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb } };
-  if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./build-worker.js', import.meta.url), options);
-  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const entry = JSON.stringify(new URL('./build-worker.ts', import.meta.url).href);
-  const code = `import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); });`;
-  return new Worker(code, { ...options, eval: true });
+function startWorker(limits: CatalogBuildLimits): ChildProcess {
+  const source = import.meta.url.endsWith('.ts');
+  const entry = fileURLToPath(new URL(source ? './build-worker.ts' : './build-worker.js', import.meta.url));
+  const execArgv = [`--max-old-space-size=${limits.memoryMb}`];
+  if (source) execArgv.push('--import', import.meta.resolve('tsx'));
+  return fork(entry, [], {
+    execArgv,
+    serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+}
+
+/** Sends to a worker; one that has just died is noticed by its 'close' handler. */
+function send(child: ChildProcess, request: WorkerRequest): void {
+  if (child.connected) child.send(request, (error) => void error);
+}
+
+/** Kills a worker and resolves once it is gone. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
 }
 
 function limitBuild(file: string, code: FindingCode, what: string, setting?: string): ProviderBuild {

@@ -1,22 +1,24 @@
 /**
- * A catalog build worker's entry (build-pool.ts starts it): builds one manifest per request with
- * the plugin declarations it was started with, and answers with the plain ProviderBuild.
+ * A catalog build worker's entry (a child process build-pool.ts starts): builds one manifest per
+ * request with the plugin declarations it was set up with, and answers with the plain
+ * ProviderBuild. It ends with its parent (the IPC channel closes).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import type { BuildRequest, WorkerMessage, WorkerSetup } from './build-pool.js';
+import type { WorkerMessage, WorkerRequest } from './build-pool.js';
 import { PluginRegistry } from './plugins/registry.js';
 import { buildProvider } from './provider.js';
 
-const port = parentPort;
-if (!port) throw new Error('build-worker.ts runs as a worker thread (see build-pool.ts)');
 const registry = new PluginRegistry();
-for (const declaration of (workerData as WorkerSetup).declarations) registry.declare(declaration);
+const reply = (message: WorkerMessage): void => void process.send?.(message);
 
-const reply = (message: WorkerMessage): void => port.postMessage(message);
-port.on('message', ({ file }: BuildRequest) => {
-  buildProvider(file, registry).then(
+process.on('message', (request: WorkerRequest) => {
+  if ('setup' in request) {
+    for (const declaration of request.setup.declarations) registry.declare(declaration);
+    return;
+  }
+  buildProvider(request.file, registry).then(
     (build) => reply({ build }),
     (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
   );
 });
+process.on('disconnect', () => process.exit(0));
 reply({ ready: true });

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
-import { BuildPool, type BuildLimits } from './build-pool.js';
+import type { CatalogBuildLimits } from '../config.js';
+import { BuildPool } from './build-pool.js';
 import { sortFindings } from './findings.js';
 import { idFromFile } from './load.js';
 import { unchangedBuild, type ProviderBuild } from './provider.js';
@@ -38,8 +39,8 @@ export interface BuildCatalogOptions {
   dir: string;
   registry: PluginRegistry;
   previous?: CatalogSnapshot;
-  /** Time and memory limits of each manifest's build (build-pool.ts); defaults DEFAULT_BUILD_LIMITS. */
-  limits?: BuildLimits;
+  /** Time and memory limits of each manifest's build (build-pool.ts); defaults CATALOG_BUILD_DEFAULTS. */
+  limits?: CatalogBuildLimits;
 }
 
 /** The manifest files of a directory: `*.yaml`/`*.yml` except OpenAPI documents (`*.openapi.yaml`). */
@@ -160,7 +161,7 @@ export function emptySnapshot(): CatalogSnapshot {
 export async function validateCatalogDir(
   dir: string,
   registry: PluginRegistry,
-  limits?: BuildLimits,
+  limits?: CatalogBuildLimits,
 ): Promise<Finding[]> {
   const builds = await buildAll(await manifestFiles(dir), registry, limits);
   return sortFindings(builds.flatMap((build) => build.findings));
@@ -173,7 +174,7 @@ export async function validateCatalogDir(
 async function buildAll(
   files: readonly string[],
   registry: PluginRegistry,
-  limits: BuildLimits | undefined,
+  limits: CatalogBuildLimits | undefined,
   reuse: (file: string) => Promise<ProviderBuild | undefined> = () => Promise.resolve(undefined),
 ): Promise<ProviderBuild[]> {
   const pool = new BuildPool(registry, limits);
