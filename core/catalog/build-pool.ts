@@ -45,7 +45,8 @@ export interface WorkerSetup {
 export type WorkerRequest = { setup: WorkerSetup } | { file: string };
 
 /** Worker -> main thread: loaded and waiting, or the outcome of the request it was given. */
-export type WorkerMessage = { ready: true } | { build: ProviderBuild } | { error: string };
+export type WorkerMessage =
+  { ready: true } | { build: ProviderBuild; rssPeak: number } | { error: string; rssPeak: number };
 
 interface Task {
   file: string;
@@ -70,6 +71,8 @@ export class BuildPool {
   private readonly queue: Task[] = [];
   private readonly slots = new Set<Slot>();
   private readonly setup: WorkerSetup;
+  /** The largest resident set a worker reported, in bytes (0: none has built anything yet). */
+  rssPeak = 0;
 
   constructor(
     registry: PluginRegistry,
@@ -133,6 +136,7 @@ export class BuildPool {
         this.next(slot);
         return;
       }
+      this.rssPeak = Math.max(this.rssPeak, message.rssPeak);
       const task = this.settle(slot);
       if ('build' in message) task?.resolve(message.build);
       else task?.reject(new Error(message.error));

@@ -15,9 +15,12 @@ process.on('message', (request: WorkerRequest) => {
     for (const declaration of request.setup.declarations) registry.declare(declaration);
     return;
   }
+  // maxRSS is in KiB: this process's peak so far, which its builds raise.
+  const rssPeak = (): number => process.resourceUsage().maxRSS * 1024;
   buildProvider(request.file, registry).then(
-    (build) => reply({ build }),
-    (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+    (build) => reply({ build, rssPeak: rssPeak() }),
+    (error: unknown) =>
+      reply({ error: error instanceof Error ? error.message : String(error), rssPeak: rssPeak() }),
   );
 });
 process.on('disconnect', () => process.exit(0));

@@ -33,6 +33,8 @@ export interface CatalogReport {
   toolsChanged: string[];
   /** Findings (errors and warnings) by provider id, for providers that have any. */
   findings: Record<string, Finding[]>;
+  /** The largest resident set of a build worker, in MB (0: nothing was built, no worker ran). */
+  workerRssPeakMb: number;
 }
 
 export interface BuildCatalogOptions {
@@ -57,7 +59,7 @@ export async function buildCatalog(
   options: BuildCatalogOptions,
 ): Promise<{ snapshot: CatalogSnapshot; report: CatalogReport }> {
   const { dir, registry, previous, limits } = options;
-  const builds = await buildAll(await manifestFiles(dir), registry, limits, (file) =>
+  const { builds, rssPeak } = await buildAll(await manifestFiles(dir), registry, limits, (file) =>
     unchangedBuild(file, registry, previous?.providers.get(idFromFile(file))),
   );
 
@@ -72,6 +74,7 @@ export async function buildCatalog(
     failed: [],
     toolsChanged: [],
     findings: {},
+    workerRssPeakMb: Math.round(rssPeak / 2 ** 20),
   };
   const providers = new Map<string, ProviderEntry>();
   const tools = new Map<string, CompiledTool>();
@@ -163,23 +166,25 @@ export async function validateCatalogDir(
   registry: PluginRegistry,
   limits?: CatalogBuildLimits,
 ): Promise<Finding[]> {
-  const builds = await buildAll(await manifestFiles(dir), registry, limits);
+  const { builds } = await buildAll(await manifestFiles(dir), registry, limits);
   return sortFindings(builds.flatMap((build) => build.findings));
 }
 
 /**
  * The builds of `files`, in their order: `reuse`'s when it has one (an unchanged provider, checked
- * on this thread), else one from a build worker. The workers end with the build.
+ * on this thread), else one from a build worker; and the workers' peak resident set, in bytes.
+ * The workers end with the build.
  */
 async function buildAll(
   files: readonly string[],
   registry: PluginRegistry,
   limits: CatalogBuildLimits | undefined,
   reuse: (file: string) => Promise<ProviderBuild | undefined> = () => Promise.resolve(undefined),
-): Promise<ProviderBuild[]> {
+): Promise<{ builds: ProviderBuild[]; rssPeak: number }> {
   const pool = new BuildPool(registry, limits);
   try {
-    return await Promise.all(files.map(async (file) => (await reuse(file)) ?? pool.build(file)));
+    const builds = await Promise.all(files.map(async (file) => (await reuse(file)) ?? pool.build(file)));
+    return { builds, rssPeak: pool.rssPeak };
   } finally {
     await pool.close();
   }

@@ -92,9 +92,19 @@ export class CatalogHolder extends EventEmitter<CatalogHolderEvents> {
 
 /** Logs a reload's outcome: one line for the swap, one error line per provider that failed. */
 export function logCatalogReport(log: FastifyBaseLogger, report: CatalogReport, trigger: string): void {
-  const { version, added, changed, removed, keptOld, failed } = report;
+  const { version, added, changed, removed, keptOld, failed, workerRssPeakMb } = report;
   log.info(
-    { code: 'TG_CATALOG_LOADED', trigger, version, added, changed, removed, keptOld, failed },
+    {
+      code: 'TG_CATALOG_LOADED',
+      trigger,
+      version,
+      added,
+      changed,
+      removed,
+      keptOld,
+      failed,
+      workerRssPeakMb,
+    },
     'catalog loaded',
   );
   for (const [provider, findings] of Object.entries(report.findings)) {

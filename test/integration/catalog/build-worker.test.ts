@@ -155,6 +155,7 @@ describe('a catalog build in a worker', () => {
 
     expect(report.changed).toEqual(['github']);
     expect(report.findings).toEqual({});
+    expect(report.workerRssPeakMb).toBeGreaterThan(0);
     // The big document has the create operation too: the new version is the one serving.
     expect(await providerTools(client)).toContain('github_issues_create');
     // Built on the event loop, the document held every call overlapping it for the whole build
