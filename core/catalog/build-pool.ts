@@ -150,8 +150,10 @@ export class BuildPool {
   /** A worker ended on its own: its manifest fails with a finding, or, while loading, every build. */
   private died(slot: Slot, how: string): void {
     if (!this.slots.delete(slot)) return;
-    const said = slot.stderr.trim().split('\n').filter(Boolean);
-    const why = `${said.find((line) => line.startsWith('FATAL ERROR')) ?? said.pop() ?? 'no message'}, ${how}`;
+    // The line naming the error (V8's FATAL ERROR, a thrown Error), not Node's version footer.
+    const said = slot.stderr.split('\n').map((line) => line.trim());
+    const error = said.find((line) => /^(FATAL ERROR|\w*Error\b)/.test(line));
+    const why = `${error ?? 'no message'}, ${how}`;
     if (!slot.ready) {
       for (const task of this.queue.splice(0))
         task.reject(new Error(`the catalog build worker did not start (${why})`));

@@ -11,39 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToolgate } from '../../helpers/cli.js';
 import { connectWithKey, type TestClient } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { manifestYaml, weatherManifest } from '../../helpers/manifests.js';
 import { jsonAnswer, startReceiver, type Receiver } from '../../helpers/receiver.js';
 
-const WEATHER = `# yaml-language-server: $schema=./manifest.schema.json
-schema_version: 1
-id: weather
-display_name: Weather
-description: Current conditions for a city.
-auth:
-  kind: none
-api:
-  base_url: https://api.weather.example
-tools:
-  - name: weather_current
-    description: Current conditions for a city.
-    input_schema:
-      type: object
-      properties:
-        city: { type: string }
-      required: [city]
-    request: { method: GET, path: /current, query: [city] }
-categories:
-  - { id: weather, title: Weather, match: [{ name: "weather_*" }] }
-`;
-
 /** GitHub's issues of a repository, from whatever `github.openapi.yaml` beside it holds. */
-const GITHUB = `# yaml-language-server: $schema=./manifest.schema.json
-schema_version: 1
-id: github
-display_name: GitHub
-description: Issues of a GitHub repository.
-auth:
-  kind: none
-api:
+const GITHUB = manifestYaml(
+  'github',
+  'Issues of a GitHub repository.',
+  `api:
   base_url: https://api.github.example
 openapi:
   file: github.openapi.yaml
@@ -51,7 +26,8 @@ openapi:
     include: [{ path: "/repos/{owner}/{repo}/issues" }]
 categories:
   - { id: issues, title: Issues, match: [{ path: "*" }] }
-`;
+`,
+);
 
 /** A small document with the one operation: builds in milliseconds. */
 const SMALL_DOCUMENT = JSON.stringify({
@@ -101,7 +77,7 @@ afterAll(async () => {
 /** A gateway serving weather and the small GitHub document, its watcher off (reloads are asked). */
 async function gatewayWith(env: Record<string, string> = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-build-'));
-  writeFileSync(join(dir, 'weather.yaml'), WEATHER);
+  writeFileSync(join(dir, 'weather.yaml'), weatherManifest());
   writeFileSync(join(dir, 'github.yaml'), GITHUB);
   writeFileSync(join(dir, 'github.openapi.yaml'), SMALL_DOCUMENT);
   const tg = await startGateway(
