@@ -135,13 +135,14 @@ describe('a catalog build in a worker', () => {
     // The big document has the create operation too: the new version is the one serving.
     expect(await providerTools(client)).toContain('github_issues_create');
     // Built on the event loop, the document held every call overlapping it for the whole build
-    // (over a second). In a worker, calls take a few ms; the bound on the slowest leaves room for
-    // the scheduling of two cores that the worker and other test processes share.
+    // (over a second), so the slowest call took most of the reload. In a worker, calls take a few
+    // ms; the bound on the slowest is relative because the worker, this process and other test
+    // processes share two cores, whose scheduling alone delays a call by up to a few hundred ms.
     expect(reloadMs).toBeGreaterThan(1_000);
     expect(latencies.length).toBeGreaterThan(10);
     const sorted = [...latencies].sort((a, b) => a - b);
-    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(10);
-    expect(sorted.at(-1)).toBeLessThan(250);
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(20);
+    expect(sorted.at(-1)).toBeLessThan(reloadMs / 4);
   });
 });
 
@@ -194,7 +195,6 @@ describe('a manifest over a build limit', () => {
     expect(slow.stdout).toMatch(
       /github\.yaml:1:1 +TG_CATALOG_BUILD_LIMIT +\(root\) +building provider "github" took longer than 0\.3 s \(TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=300\) and was stopped; select fewer operations \(openapi > operations > include\) or raise TOOLGATE_CATALOG_BUILD_TIMEOUT_MS/,
     );
-    expect(slow.stdout).toContain('1 error(s)');
 
     const large = await validate({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '64' });
     expect(large.code).toBe(1);
