@@ -19,6 +19,7 @@
  * compiled on first use (tools/args.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CATALOG_BUILD_DEFAULTS, type CatalogBuildLimits } from '../config.js';
 import type { FindingCode } from './findings.js';
@@ -29,9 +30,11 @@ import type { ProviderBuild } from './provider.js';
 
 /**
  * Workers per build: two, so the 18 bundled manifests build on two cores at start (a worker costs
- * a process and its module loading, so not one per manifest); a reload of one manifest starts one.
+ * a process and its module loading, ~0.3-0.5 s, so not one per manifest); one where the process
+ * may use a single core (availableParallelism counts the cores it is pinned to). A reload of one
+ * manifest starts one.
  */
-const POOL_SIZE = 2;
+const POOL_SIZE = Math.min(2, availableParallelism());
 
 /** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
 const STDERR_KEPT = 4_096;
@@ -188,15 +191,20 @@ export class BuildPool {
  * build-worker.js beside this file. From source (tsx, vitest: this file is .ts) it is
  * build-worker.ts, loaded through tsx (a devDependency, present wherever the sources run), whose
  * location is resolved here so that the worker does not depend on its working directory. The
- * parent's own flags (an inspector, a heap size) are not passed on.
+ * parent's own flags (an inspector, a heap size) are not passed on, nor its TOOLGATE_* settings
+ * (the master key among them): a build reads files, never settings.
  */
 function startWorker(limits: CatalogBuildLimits): ChildProcess {
   const source = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(source ? './build-worker.ts' : './build-worker.js', import.meta.url));
   const execArgv = [`--max-old-space-size=${limits.memoryMb}`];
   if (source) execArgv.push('--import', import.meta.resolve('tsx'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TOOLGATE_')),
+  );
   return fork(entry, [], {
     execArgv,
+    env,
     serialization: 'advanced',
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
