@@ -36,6 +36,12 @@ import type { ProviderBuild } from './provider.js';
  */
 const POOL_SIZE = Math.min(2, availableParallelism());
 
+/**
+ * How long a worker may take to load (0.3-0.5 s on an idle core, a few seconds under tsx on a busy
+ * machine), apart from the builds' own limit, which counts from a build's start.
+ */
+const LOAD_TIMEOUT_MS = 60_000;
+
 /** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
 const STDERR_KEPT = 4_096;
 
@@ -129,6 +135,8 @@ export class BuildPool {
   private spawn(): void {
     const slot: Slot = { child: startWorker(this.limits), ready: false, task: undefined, stderr: '' };
     this.slots.add(slot);
+    // Loading is bounded too: a worker not ready in time is stuck, and killed (see `died`).
+    slot.timer = setTimeout(() => void stop(slot.child), LOAD_TIMEOUT_MS);
     send(slot.child, { setup: this.setup });
     slot.child.stderr?.on('data', (chunk: Buffer) => {
       slot.stderr = (slot.stderr + chunk.toString()).slice(-STDERR_KEPT);
@@ -136,6 +144,7 @@ export class BuildPool {
     slot.child.on('message', (message: WorkerMessage) => {
       if ('ready' in message) {
         slot.ready = true;
+        clearTimeout(slot.timer);
         this.next(slot);
         return;
       }
