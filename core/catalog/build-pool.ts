@@ -12,6 +12,11 @@
  * description as YAML under a 48-80 MB limit aborted the gateway 3 times in 3). A process that runs
  * out of memory takes only itself down.
  *
+ * Workers are shared by every build of the process and kept for IDLE_MS after their last build, so
+ * a burst of reloads (or the many gateways of a test file) loads the compiler once, not per build;
+ * an idle worker does not keep the process alive, and one ends with its parent (the IPC channel
+ * closes).
+ *
  * The seam: a worker gets the plugin declarations (ids and tool descriptors, no code) and returns
  * a ProviderBuild, plain data that crosses by structured clone (`serialization: 'advanced'`) as it
  * is. What cannot cross stays on the main thread and is looked up there by provider id when a tool
@@ -19,6 +24,7 @@
  * compiled on first use (tools/args.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { CATALOG_BUILD_DEFAULTS, type CatalogBuildLimits } from '../config.js';
@@ -42,24 +48,32 @@ const POOL_SIZE = Math.min(2, availableParallelism());
  */
 const LOAD_TIMEOUT_MS = 60_000;
 
+/** How long a worker with nothing to build is kept for the next build. */
+const IDLE_MS = 10_000;
+
 /** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
 const STDERR_KEPT = 4_096;
 
-/** What a worker needs besides the manifest: the plugins' declarations. */
-export interface WorkerSetup {
+/** Main thread -> worker: one manifest to build, with the plugins' declarations to build it with. */
+export interface WorkerRequest {
+  file: string;
   declarations: PluginDeclaration[];
 }
-
-/** Main thread -> worker: its setup, once and first, then one manifest to build per message. */
-export type WorkerRequest = { setup: WorkerSetup } | { file: string };
 
 /** Worker -> main thread: loaded and waiting, or the outcome of the request it was given. */
 export type WorkerMessage =
   { ready: true } | { build: ProviderBuild; rssPeak: number } | { error: string; rssPeak: number };
 
+/** A build's outcome, and the resident set of the worker that built it, in bytes (0: none did). */
+export interface WorkerBuild {
+  build: ProviderBuild;
+  rssPeak: number;
+}
+
 interface Task {
-  file: string;
-  resolve(build: ProviderBuild): void;
+  request: WorkerRequest;
+  timeoutMs: number;
+  resolve(result: WorkerBuild): void;
   reject(error: Error): void;
 }
 
@@ -72,37 +86,35 @@ interface Slot {
   stderr: string;
 }
 
+/** The pools of this process, by memory limit (the limit a worker is started with). */
+const pools = new Map<number, BuildPool>();
+
 /**
- * Builds manifests in at most POOL_SIZE workers, started on demand; `close()` ends them. An
- * unchanged reload asks for no build and so starts no worker.
+ * Builds `file` in a worker under `limits`; a manifest over a limit or killing its worker gives a
+ * failed build (TG_CATALOG_BUILD_LIMIT, TG_CATALOG_BUILD_CRASHED) rather than an error.
  */
-export class BuildPool {
+export function buildInWorker(
+  file: string,
+  registry: PluginRegistry,
+  limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS,
+): Promise<WorkerBuild> {
+  let pool = pools.get(limits.memoryMb);
+  if (!pool) pools.set(limits.memoryMb, (pool = new BuildPool(limits.memoryMb)));
+  return pool.build({ file, declarations: registry.plainDeclarations() }, limits.timeoutMs);
+}
+
+/** At most POOL_SIZE workers of one memory limit, started on demand, ended after IDLE_MS idle. */
+class BuildPool {
   private readonly queue: Task[] = [];
   private readonly slots = new Set<Slot>();
-  private readonly setup: WorkerSetup;
-  /** The largest resident set a worker reported, in bytes (0: none has built anything yet). */
-  rssPeak = 0;
 
-  constructor(
-    registry: PluginRegistry,
-    private readonly limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS,
-  ) {
-    this.setup = { declarations: registry.plainDeclarations() };
-  }
+  constructor(private readonly memoryMb: number) {}
 
-  /** Builds `file` in a worker; a manifest over a limit or killing its worker gives a failed build. */
-  build(file: string): Promise<ProviderBuild> {
+  build(request: WorkerRequest, timeoutMs: number): Promise<WorkerBuild> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ file, resolve, reject });
+      this.queue.push({ request, timeoutMs, resolve, reject });
       this.dispatch();
     });
-  }
-
-  /** Ends every worker; call it once the builds asked for have settled. */
-  async close(): Promise<void> {
-    const slots = [...this.slots];
-    this.slots.clear();
-    await Promise.all(slots.map((slot) => stop(slot.child)));
   }
 
   private dispatch(): void {
@@ -111,46 +123,54 @@ export class BuildPool {
     for (let n = starting; n < this.queue.length && this.slots.size < POOL_SIZE; n++) this.spawn();
   }
 
+  /** Gives an idle worker the next task, or lets it wait IDLE_MS without holding the process. */
   private next(slot: Slot): void {
     const task = this.queue.shift();
-    if (!task) return;
+    clearTimeout(slot.timer);
+    if (!task) {
+      hold(slot.child, false);
+      slot.timer = setTimeout(() => {
+        this.slots.delete(slot);
+        void stop(slot.child);
+      }, IDLE_MS).unref();
+      return;
+    }
+    hold(slot.child, true);
     slot.task = task;
+    const { file } = task.request;
     slot.timer = setTimeout(() => {
-      const { timeoutMs } = this.limits;
       this.slots.delete(slot);
-      this.settle(slot)?.resolve(
-        limitBuild(
-          task.file,
+      this.settle(slot)?.resolve({
+        build: limitBuild(
+          file,
           'TG_CATALOG_BUILD_LIMIT',
-          `took longer than ${timeoutMs / 1000} s (TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=${timeoutMs}) and was stopped`,
+          `took longer than ${task.timeoutMs / 1000} s (TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=${task.timeoutMs}) and was stopped`,
           'TOOLGATE_CATALOG_BUILD_TIMEOUT_MS',
         ),
-      );
+        rssPeak: 0,
+      });
       void stop(slot.child);
       this.dispatch();
-    }, this.limits.timeoutMs);
-    send(slot.child, { file: task.file });
+    }, task.timeoutMs);
+    send(slot.child, task.request);
   }
 
   private spawn(): void {
-    const slot: Slot = { child: startWorker(this.limits), ready: false, task: undefined, stderr: '' };
+    const slot: Slot = { child: startWorker(this.memoryMb), ready: false, task: undefined, stderr: '' };
     this.slots.add(slot);
     // Loading is bounded too: a worker not ready in time is stuck, and killed (see `died`).
     slot.timer = setTimeout(() => void stop(slot.child), LOAD_TIMEOUT_MS);
-    send(slot.child, { setup: this.setup });
     slot.child.stderr?.on('data', (chunk: Buffer) => {
       slot.stderr = (slot.stderr + chunk.toString()).slice(-STDERR_KEPT);
     });
     slot.child.on('message', (message: WorkerMessage) => {
       if ('ready' in message) {
         slot.ready = true;
-        clearTimeout(slot.timer);
         this.next(slot);
         return;
       }
-      this.rssPeak = Math.max(this.rssPeak, message.rssPeak);
       const task = this.settle(slot);
-      if ('build' in message) task?.resolve(message.build);
+      if ('build' in message) task?.resolve({ build: message.build, rssPeak: message.rssPeak });
       else task?.reject(new Error(message.error));
       this.next(slot);
     });
@@ -161,6 +181,7 @@ export class BuildPool {
 
   /** A worker ended on its own: its manifest fails with a finding, or, while loading, every build. */
   private died(slot: Slot, how: string): void {
+    clearTimeout(slot.timer);
     if (!this.slots.delete(slot)) return;
     // The line naming the error (V8's FATAL ERROR, a thrown Error), not Node's version footer.
     const said = slot.stderr.split('\n').map((line) => line.trim());
@@ -173,16 +194,18 @@ export class BuildPool {
     }
     const task = this.settle(slot);
     if (task) {
-      task.resolve(
-        /heap out of memory|heap limit/i.test(slot.stderr)
+      const { file } = task.request;
+      task.resolve({
+        build: /heap out of memory|heap limit/i.test(slot.stderr)
           ? limitBuild(
-              task.file,
+              file,
               'TG_CATALOG_BUILD_LIMIT',
-              `needed more than ${this.limits.memoryMb} MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=${this.limits.memoryMb}) and was stopped`,
+              `needed more than ${this.memoryMb} MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=${this.memoryMb}) and was stopped`,
               'TOOLGATE_CATALOG_BUILD_MEMORY_MB',
             )
-          : limitBuild(task.file, 'TG_CATALOG_BUILD_CRASHED', `stopped its build worker (${why})`),
-      );
+          : limitBuild(file, 'TG_CATALOG_BUILD_CRASHED', `stopped its build worker (${why})`),
+        rssPeak: 0,
+      });
     }
     this.dispatch();
   }
@@ -195,6 +218,15 @@ export class BuildPool {
   }
 }
 
+/** Whether a worker keeps this process alive: while it builds, not while it waits. */
+function hold(child: ChildProcess, busy: boolean): void {
+  const handles = [child, child.channel, child.stderr as Socket | null];
+  for (const handle of handles) {
+    if (busy) handle?.ref();
+    else handle?.unref();
+  }
+}
+
 /**
  * A build worker process. From the compiled gateway (dist/, plain JavaScript) its entry is
  * build-worker.js beside this file. From source (tsx, vitest: this file is .ts) it is
@@ -203,10 +235,10 @@ export class BuildPool {
  * parent's own flags (an inspector, a heap size) are not passed on, nor its TOOLGATE_* settings
  * (the master key among them): a build reads files, never settings.
  */
-function startWorker(limits: CatalogBuildLimits): ChildProcess {
+function startWorker(memoryMb: number): ChildProcess {
   const source = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(source ? './build-worker.ts' : './build-worker.js', import.meta.url));
-  const execArgv = [`--max-old-space-size=${limits.memoryMb}`];
+  const execArgv = [`--max-old-space-size=${memoryMb}`];
   if (source) execArgv.push('--import', import.meta.resolve('tsx'));
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('TOOLGATE_')),

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
 import type { CatalogBuildLimits } from '../config.js';
-import { BuildPool } from './build-pool.js';
+import { buildInWorker } from './build-pool.js';
 import { sortFindings } from './findings.js';
 import { idFromFile } from './load.js';
 import { unchangedBuild, type ProviderBuild } from './provider.js';
@@ -173,7 +173,6 @@ export async function validateCatalogDir(
 /**
  * The builds of `files`, in their order: `reuse`'s when it has one (an unchanged provider, checked
  * on this thread), else one from a build worker; and the workers' peak resident set, in bytes.
- * The workers end with the build.
  */
 async function buildAll(
   files: readonly string[],
@@ -181,13 +180,17 @@ async function buildAll(
   limits: CatalogBuildLimits | undefined,
   reuse: (file: string) => Promise<ProviderBuild | undefined> = () => Promise.resolve(undefined),
 ): Promise<{ builds: ProviderBuild[]; rssPeak: number }> {
-  const pool = new BuildPool(registry, limits);
-  try {
-    const builds = await Promise.all(files.map(async (file) => (await reuse(file)) ?? pool.build(file)));
-    return { builds, rssPeak: pool.rssPeak };
-  } finally {
-    await pool.close();
-  }
+  let rssPeak = 0;
+  const builds = await Promise.all(
+    files.map(async (file) => {
+      const reused = await reuse(file);
+      if (reused) return reused;
+      const built = await buildInWorker(file, registry, limits);
+      rssPeak = Math.max(rssPeak, built.rssPeak);
+      return built.build;
+    }),
+  );
+  return { builds, rssPeak };
 }
 
 /**
