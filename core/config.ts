@@ -56,8 +56,24 @@ export interface Config {
   audit: boolean;
   /** Audit entries older than this many days are deleted by the housekeeping job. */
   auditDays: number;
+  /** Limits of each manifest's build in a catalog build worker (core/catalog/build-pool.ts). */
+  catalogBuild: CatalogBuildLimits;
   env: NodeJS.ProcessEnv;
 }
+
+/** A manifest's build is stopped, and fails with a finding, past either limit. */
+export interface CatalogBuildLimits {
+  /** Wall time of one manifest's build (TOOLGATE_CATALOG_BUILD_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Heap (V8 old generation) of the worker building it (TOOLGATE_CATALOG_BUILD_MEMORY_MB). */
+  memoryMb: number;
+}
+
+/**
+ * GitHub's full description (1,221 tools) builds in ~2 s on a quiet machine, ~11 s under heavy
+ * load, with a heap under 200 MB: both defaults leave it several times that room.
+ */
+export const CATALOG_BUILD_DEFAULTS: CatalogBuildLimits = { timeoutMs: 60_000, memoryMb: 1_024 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -157,6 +173,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort,
     audit: flag(env, 'TOOLGATE_AUDIT', true),
     auditDays: integer(env, 'TOOLGATE_AUDIT_DAYS', 30, 1, 3_650),
+    catalogBuild: {
+      timeoutMs: integer(
+        env,
+        'TOOLGATE_CATALOG_BUILD_TIMEOUT_MS',
+        CATALOG_BUILD_DEFAULTS.timeoutMs,
+        100,
+        3_600_000,
+      ),
+      memoryMb: integer(env, 'TOOLGATE_CATALOG_BUILD_MEMORY_MB', CATALOG_BUILD_DEFAULTS.memoryMb, 32, 65_536),
+    },
     env,
   };
 }

@@ -99,7 +99,11 @@ export class Gateway {
     const { bus, lock, sessions } = coordination;
     const keys = (this.keys = new KeyService(store, keyring, bus, audit));
     const plugins = new PluginRegistry(options.plugins);
-    const catalog = (this.catalog = new CatalogHolder({ dir: config.manifestsDir, registry: plugins }));
+    const catalog = (this.catalog = new CatalogHolder({
+      dir: config.manifestsDir,
+      registry: plugins,
+      limits: config.catalogBuild,
+    }));
     const outbound = (this.outbound = outboundClient(config));
     const { telemetry } = this;
     const client = new ProviderClient({ outbound, plugins, config, log, telemetry });

@@ -281,7 +281,7 @@ async function catalogCommand(config: Config, args: string[]): Promise<void> {
     const dir = resolve(rest[0] ?? config.manifestsDir);
     const registry = new PluginRegistry();
     for (const plugin of PLUGINS) registry.register(plugin);
-    const findings = await validateCatalogDir(dir, registry);
+    const findings = await validateCatalogDir(dir, registry, config.catalogBuild);
     if (findings.length > 0) process.stdout.write(`${formatFindings(findings)}\n`);
     const errors = findings.filter((f) => f.severity === 'error').length;
     process.stdout.write(`${errors} error(s), ${findings.length - errors} warning(s) in ${dir}\n`);
@@ -442,7 +442,7 @@ async function oauthAppCommand(config: Config, args: string[]): Promise<void> {
 async function loadCatalog(config: Config): Promise<CatalogHolder> {
   const registry = new PluginRegistry();
   for (const plugin of PLUGINS) registry.register(plugin);
-  const catalog = new CatalogHolder({ dir: config.manifestsDir, registry });
+  const catalog = new CatalogHolder({ dir: config.manifestsDir, registry, limits: config.catalogBuild });
   await catalog.reload();
   return catalog;
 }

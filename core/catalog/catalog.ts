@@ -7,9 +7,11 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
+import type { CatalogBuildLimits } from '../config.js';
+import { buildInWorker } from './build-pool.js';
 import { sortFindings } from './findings.js';
 import { idFromFile } from './load.js';
-import { buildProvider, type ProviderBuild } from './provider.js';
+import { unchangedBuild, type ProviderBuild } from './provider.js';
 import type { CatalogSnapshot, CompiledTool, Finding, ProviderEntry } from './types.js';
 
 /** What a build did, provider by provider (ids sorted in each list). */
@@ -31,12 +33,16 @@ export interface CatalogReport {
   toolsChanged: string[];
   /** Findings (errors and warnings) by provider id, for providers that have any. */
   findings: Record<string, Finding[]>;
+  /** The largest resident set of a build worker, in MB (0: nothing was built, no worker ran). */
+  workerRssPeakMb: number;
 }
 
 export interface BuildCatalogOptions {
   dir: string;
   registry: PluginRegistry;
   previous?: CatalogSnapshot;
+  /** Time and memory limits of each manifest's build (build-pool.ts); defaults CATALOG_BUILD_DEFAULTS. */
+  limits?: CatalogBuildLimits;
 }
 
 /** The manifest files of a directory: `*.yaml`/`*.yml` except OpenAPI documents (`*.openapi.yaml`). */
@@ -52,11 +58,10 @@ async function manifestFiles(dir: string): Promise<string[]> {
 export async function buildCatalog(
   options: BuildCatalogOptions,
 ): Promise<{ snapshot: CatalogSnapshot; report: CatalogReport }> {
-  const { dir, registry, previous } = options;
-  const builds: ProviderBuild[] = [];
-  for (const file of await manifestFiles(dir)) {
-    builds.push(await buildProvider(file, registry, previous?.providers.get(idFromFile(file))));
-  }
+  const { dir, registry, previous, limits } = options;
+  const { builds, rssPeak } = await buildAll(await manifestFiles(dir), registry, limits, (file) =>
+    unchangedBuild(file, registry, previous?.providers.get(idFromFile(file))),
+  );
 
   const report: CatalogReport = {
     version: previous?.version ?? 0,
@@ -69,6 +74,7 @@ export async function buildCatalog(
     failed: [],
     toolsChanged: [],
     findings: {},
+    workerRssPeakMb: Math.round(rssPeak / 2 ** 20),
   };
   const providers = new Map<string, ProviderEntry>();
   const tools = new Map<string, CompiledTool>();
@@ -155,11 +161,36 @@ export function emptySnapshot(): CatalogSnapshot {
 }
 
 /** Every finding of every manifest in `dir`, sorted; what `toolgate catalog validate` prints. */
-export async function validateCatalogDir(dir: string, registry: PluginRegistry): Promise<Finding[]> {
-  const findings: Finding[] = [];
-  for (const file of await manifestFiles(dir))
-    findings.push(...(await buildProvider(file, registry)).findings);
-  return sortFindings(findings);
+export async function validateCatalogDir(
+  dir: string,
+  registry: PluginRegistry,
+  limits?: CatalogBuildLimits,
+): Promise<Finding[]> {
+  const { builds } = await buildAll(await manifestFiles(dir), registry, limits);
+  return sortFindings(builds.flatMap((build) => build.findings));
+}
+
+/**
+ * The builds of `files`, in their order: `reuse`'s when it has one (an unchanged provider, checked
+ * on this thread), else one from a build worker; and the workers' peak resident set, in bytes.
+ */
+async function buildAll(
+  files: readonly string[],
+  registry: PluginRegistry,
+  limits: CatalogBuildLimits | undefined,
+  reuse: (file: string) => Promise<ProviderBuild | undefined> = () => Promise.resolve(undefined),
+): Promise<{ builds: ProviderBuild[]; rssPeak: number }> {
+  let rssPeak = 0;
+  const builds = await Promise.all(
+    files.map(async (file) => {
+      const reused = await reuse(file);
+      if (reused) return reused;
+      const built = await buildInWorker(file, registry, limits);
+      rssPeak = Math.max(rssPeak, built.rssPeak);
+      return built.build;
+    }),
+  );
+  return { builds, rssPeak };
 }
 
 /**

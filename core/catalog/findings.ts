@@ -44,6 +44,9 @@ export const FINDING_CODES = {
     'A recursive or too deeply nested schema is an open object in some tools, described as such.',
   TG_OPENAPI_BAD_SCHEMA:
     'An operation compiles to an input schema that is not valid JSON Schema; it is skipped.',
+  TG_CATALOG_BUILD_LIMIT:
+    'Building the manifest went over the time or memory limit of a catalog build; it was stopped.',
+  TG_CATALOG_BUILD_CRASHED: 'Building the manifest stopped its build worker.',
 } as const;
 
 export type FindingCode = keyof typeof FINDING_CODES;

@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
+import type { CatalogBuildLimits } from '../config.js';
 import type { PluginRegistry } from './plugins/registry.js';
 import { buildCatalog, emptySnapshot, type CatalogReport } from './catalog.js';
 import { formatFindings } from './findings.js';
@@ -23,6 +24,8 @@ export interface CatalogHolderEvents {
 export interface CatalogHolderOptions {
   dir: string;
   registry: PluginRegistry;
+  /** Limits of each manifest's build (settings TOOLGATE_CATALOG_BUILD_*); defaults when absent. */
+  limits?: CatalogBuildLimits;
   /** Quiet time after the last file event before a watcher-triggered reload; default 250 ms. */
   debounceMs?: number;
 }
@@ -89,9 +92,19 @@ export class CatalogHolder extends EventEmitter<CatalogHolderEvents> {
 
 /** Logs a reload's outcome: one line for the swap, one error line per provider that failed. */
 export function logCatalogReport(log: FastifyBaseLogger, report: CatalogReport, trigger: string): void {
-  const { version, added, changed, removed, keptOld, failed } = report;
+  const { version, added, changed, removed, keptOld, failed, workerRssPeakMb } = report;
   log.info(
-    { code: 'TG_CATALOG_LOADED', trigger, version, added, changed, removed, keptOld, failed },
+    {
+      code: 'TG_CATALOG_LOADED',
+      trigger,
+      version,
+      added,
+      changed,
+      removed,
+      keptOld,
+      failed,
+      workerRssPeakMb,
+    },
     'catalog loaded',
   );
   for (const [provider, findings] of Object.entries(report.findings)) {

@@ -2,7 +2,8 @@
  * Reading one manifest: the YAML with its source positions, pass 1 (structure), the OpenAPI
  * document it references, and the content hash that keys the compile cache.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
@@ -33,21 +34,11 @@ export function idFromFile(file: string): string {
   return basename(file).replace(/\.ya?ml$/, '');
 }
 
-/** An OpenAPI document as read from disk (`bytes` undefined: it does not exist). */
-export interface DocumentRead {
-  file: string;
-  bytes: Buffer | undefined;
-}
-
-/**
- * Reads and checks the manifest whose file holds `bytes`. `known` is a document already read (by
- * {@link isUnchanged}), used instead of reading it again when the manifest still names it.
- */
+/** Reads and checks the manifest whose file holds `bytes`. */
 export async function readManifest(
   file: string,
   bytes: Buffer,
   registry: PluginRegistry,
-  known?: DocumentRead,
 ): Promise<ManifestFile> {
   const source = new YamlSource(file, bytes.toString('utf8'));
   const base = { file, id: idFromFile(file), source };
@@ -65,7 +56,7 @@ export async function readManifest(
   let document: Buffer | undefined;
   if (manifest.openapi) {
     documentFile = resolve(dirname(file), manifest.openapi.file);
-    document = known?.file === documentFile ? known.bytes : await readDocument(documentFile);
+    document = await readDocument(documentFile);
   }
   return {
     ...base,
@@ -86,23 +77,26 @@ export async function readManifest(
  * Whether `entry` is still what the manifest `bytes` build: the same content hash, over the
  * document the entry's manifest named and its plugin's declaration as they are now. Bytes equal to
  * those the entry was built from name the same document and plugin, so nothing is parsed (parsing
- * the YAML was most of an unchanged reload's time). The document read is handed back for
- * {@link readManifest} when the entry has changed.
+ * the YAML was most of an unchanged reload's time). This runs on the main thread, before a build is
+ * handed to a worker (build-pool.ts), so an unchanged reload starts no worker.
  */
 export async function isUnchanged(
   entry: ProviderEntry,
   file: string,
   bytes: Buffer,
   registry: PluginRegistry,
-): Promise<{ unchanged: boolean; document?: DocumentRead }> {
+): Promise<boolean> {
   if (entry.openapiFile === undefined)
-    return { unchanged: contentHash(bytes, undefined, entry.plugin, registry) === entry.contentHash };
-  const documentFile = resolve(dirname(file), entry.openapiFile);
-  const document: DocumentRead = { file: documentFile, bytes: await readDocument(documentFile) };
-  const unchanged =
-    document.bytes !== undefined &&
-    contentHash(bytes, document.bytes, entry.plugin, registry) === entry.contentHash;
-  return { unchanged, document };
+    return contentHash(bytes, undefined, entry.plugin, registry) === entry.contentHash;
+  const hash = createHash('sha256').update(bytes).update(DOCUMENT);
+  try {
+    // A chunk per turn of the event loop: hashing a 25 MB document at once held this thread 30-100 ms.
+    for await (const chunk of createReadStream(resolve(dirname(file), entry.openapiFile)))
+      hash.update(chunk as Buffer);
+  } catch {
+    return false;
+  }
+  return finish(hash, entry.plugin, registry) === entry.contentHash;
 }
 
 function readDocument(file: string): Promise<Buffer | undefined> {
@@ -120,8 +114,15 @@ function contentHash(
   registry: PluginRegistry,
 ): string {
   const hash = createHash('sha256').update(bytes);
-  // Separators keep (manifest, document) pairs from hashing alike when bytes shift between them.
-  if (document !== undefined) hash.update('\0document\0').update(document);
+  if (document !== undefined) hash.update(DOCUMENT).update(document);
+  return finish(hash, plugin, registry);
+}
+
+// Separators keep (manifest, document) pairs from hashing alike when bytes shift between them.
+const DOCUMENT = '\0document\0';
+
+/** Ends a content hash begun over the manifest (and its document) with the plugin's declaration. */
+function finish(hash: Hash, plugin: string | undefined, registry: PluginRegistry): string {
   const declaration = plugin === undefined ? undefined : registry.declaration(plugin);
   return hash
     .update('\0plugin\0')

@@ -1,7 +1,8 @@
 /**
  * One provider from manifest to ProviderEntry: read and check the manifest (passes 1 and 2),
  * gather its tools (OpenAPI operations, inline tools, plugin tools), check their names, file them
- * in categories. An unchanged provider (same content hash) is not recompiled, nor even parsed.
+ * in categories. An unchanged provider (same content hash) is not recompiled, nor even parsed
+ * (`unchangedBuild`, on the main thread); `buildProvider` runs in a build worker (build-pool.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { PluginRegistry } from './plugins/registry.js';
@@ -19,31 +20,31 @@ import type { ToolDraft } from './tool-draft.js';
 import { TOOL_NAME_PATTERN, type Finding, type ProviderEntry } from './types.js';
 import type { YamlSource } from './yaml-source.js';
 
+/** What building one manifest gave; plain data, so it crosses from a build worker as it is. */
 export interface ProviderBuild {
   /** The id the file name implies (a valid manifest's id equals it). */
   id: string;
   file: string;
-  contentHash: string;
-  /** Present when the provider loads: newly compiled, or `previous` itself when nothing changed. */
+  /** Present when the provider loads: newly compiled, or the previous entry when nothing changed. */
   entry?: ProviderEntry;
   /** Every finding, errors and warnings, sorted. */
   findings: Finding[];
 }
 
-/** Builds the provider of one manifest file; `previous` is reused when its content hash matches. */
-export async function buildProvider(
+/** `previous` as the build of `file` when its content hash still matches, else `undefined`. */
+export async function unchangedBuild(
   file: string,
   registry: PluginRegistry,
-  previous?: ProviderEntry,
-): Promise<ProviderBuild> {
-  const bytes = await readFile(file);
-  const check = previous && (await isUnchanged(previous, file, bytes, registry));
-  if (previous && check?.unchanged) {
-    const { contentHash, warnings } = previous;
-    return { id: idFromFile(file), file, contentHash, entry: previous, findings: warnings };
-  }
-  const loaded = await readManifest(file, bytes, registry, check?.document);
-  const base = { id: loaded.id, file, contentHash: loaded.contentHash };
+  previous: ProviderEntry | undefined,
+): Promise<ProviderBuild | undefined> {
+  if (!previous || !(await isUnchanged(previous, file, await readFile(file), registry))) return undefined;
+  return { id: idFromFile(file), file, entry: previous, findings: previous.warnings };
+}
+
+/** Builds the provider of one manifest file from scratch. */
+export async function buildProvider(file: string, registry: PluginRegistry): Promise<ProviderBuild> {
+  const loaded = await readManifest(file, await readFile(file), registry);
+  const base = { id: loaded.id, file };
   const { manifest, source } = loaded;
   if (!manifest) return { ...base, findings: sortFindings(loaded.findings) };
 

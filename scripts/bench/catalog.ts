@@ -27,8 +27,9 @@ async function main(): Promise<void> {
     tools: snapshot.tools.size,
     failed: report.failed,
     rssBefore,
-    // maxRSS is in KiB: the peak of the whole process, reached during the build.
-    rssPeak: process.resourceUsage().maxRSS * 1024,
+    // maxRSS is in KiB: the peak of the whole process, reached during the build, plus that of the
+    // build workers (child processes) beside it: an upper bound of the memory the build took.
+    rssPeak: process.resourceUsage().maxRSS * 1024 + report.workerRssPeakMb * 2 ** 20,
     heapUsedAfter: process.memoryUsage().heapUsed,
     maxInputBytes: Math.max(0, ...[...snapshot.tools.values()].map((t) => schemaSize(t.inputSchema).bytes)),
   };

@@ -37,6 +37,14 @@ export class PluginRegistry {
     return this.declarations.get(id);
   }
 
+  /**
+   * Every declaration as plain data, for a build worker (build-pool.ts): the JSON of each, which
+   * is what a manifest's content hash covers (load.ts), so a worker hashes as the main thread does.
+   */
+  plainDeclarations(): PluginDeclaration[] {
+    return [...this.declarations.values()].map((d) => JSON.parse(JSON.stringify(d)) as PluginDeclaration);
+  }
+
   /** The plugin with its code, when registered with `register`. */
   get(id: string): ProviderPlugin | undefined {
     return this.plugins.get(id);

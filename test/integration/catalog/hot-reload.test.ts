@@ -12,31 +12,8 @@ import {
   type ToolsChangedCount,
 } from '../../helpers/clients.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { weatherManifest } from '../../helpers/manifests.js';
 import { jsonAnswer, startReceiver, type Receiver } from '../../helpers/receiver.js';
-
-function manifest(extraTool = ''): string {
-  return `# yaml-language-server: $schema=./manifest.schema.json
-schema_version: 1
-id: weather
-display_name: Weather
-description: Current conditions for a city.
-auth:
-  kind: none
-api:
-  base_url: https://api.weather.example
-tools:
-  - name: weather_current
-    description: Current conditions for a city.
-    input_schema:
-      type: object
-      properties:
-        city: { type: string }
-      required: [city]
-    request: { method: GET, path: /current, query: [city] }
-${extraTool}categories:
-  - { id: weather, title: Weather, match: [{ name: "weather_*" }] }
-`;
-}
 
 const ALERTS = `  - name: weather_alerts
     description: Active weather alerts for a city.
@@ -58,7 +35,7 @@ beforeAll(async () => {
   api = await startReceiver((req) => jsonAnswer(200, { at: req.url }));
   // The manifest is in place before the gateway starts: no watcher event from setting up.
   const initial = join(mkdtempSync(join(tmpdir(), 'toolgate-weather-')), 'weather.yaml');
-  writeFileSync(initial, manifest());
+  writeFileSync(initial, weatherManifest());
   tg = await startGateway(
     { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url },
     { manifestFiles: [initial] },
@@ -78,7 +55,7 @@ describe('hot reload of the catalog', () => {
     expect(await client.listToolNames()).toContain('weather_current');
     expect(await client.listToolNames()).not.toContain('weather_alerts');
     const reloaded = once(tg.gateway.catalog, 'reloaded');
-    writeFileSync(file, manifest(ALERTS));
+    writeFileSync(file, weatherManifest(ALERTS));
     const [report] = (await reloaded) as [CatalogReport];
     expect(report.changed).toEqual(['weather']);
     await toolsChanged.until((count) => count === 1);
@@ -118,7 +95,7 @@ describe('hot reload of the catalog', () => {
   it('reloads on `toolgate catalog reload` against the running server, and reports what changed', async () => {
     // Without the watcher, only the command can bring the edit in.
     tg.gateway.catalog.stop();
-    writeFileSync(file, manifest());
+    writeFileSync(file, weatherManifest());
     const port = new URL(tg.url).port;
     const reloaded = await runToolgate(['catalog', 'reload'], {
       TOOLGATE_DATA_DIR: tg.dataDir,

@@ -1,0 +1,288 @@
+/**
+ * Catalog builds off the event loop (issue 16): each changed manifest is built (YAML, OpenAPI
+ * parse, compile, schema check: provider.ts `buildProvider`) in a build worker, so the main thread
+ * keeps answering MCP requests while a reload compiles a large document. A worker builds one
+ * manifest at a time, under a time limit (a timer kills it) and a memory limit (V8's old
+ * generation, `--max-old-space-size`); a manifest over either, or one that kills its worker, fails
+ * with a finding and the other manifests build on in a fresh worker.
+ *
+ * A worker is a child process, not a worker thread: a thread's `resourceLimits` only ask V8 to
+ * stop the thread, and an allocation larger than V8's 16 MB of grace (the document's text, a
+ * parser's copy of it) aborts the whole process instead (nodejs/node#47224; here, GitHub's
+ * description as YAML under a 48-80 MB limit aborted the gateway 3 times in 3). A process that runs
+ * out of memory takes only itself down.
+ *
+ * Workers are shared by every build of the process and kept for IDLE_MS after their last build, so
+ * a burst of reloads (or the many gateways of a test file) loads the compiler once, not per build;
+ * an idle worker does not keep the process alive, and one ends with its parent (the IPC channel
+ * closes).
+ *
+ * The seam: a worker gets the plugin declarations (ids and tool descriptors, no code) and returns
+ * a ProviderBuild, plain data that crosses by structured clone (`serialization: 'advanced'`) as it
+ * is. What cannot cross stays on the main thread and is looked up there by provider id when a tool
+ * runs: plugin code (PluginRegistry.get), the provider client, and the argument validators,
+ * compiled on first use (tools/args.ts).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { CATALOG_BUILD_DEFAULTS, type CatalogBuildLimits } from '../config.js';
+import type { FindingCode } from './findings.js';
+import { idFromFile } from './load.js';
+import type { PluginRegistry } from './plugins/registry.js';
+import type { PluginDeclaration } from './plugins/types.js';
+import type { ProviderBuild } from './provider.js';
+
+/**
+ * Workers per build: two, so the 18 bundled manifests build on two cores at start (a worker costs
+ * a process and its module loading, ~0.3-0.5 s, so not one per manifest); one where the process
+ * may use a single core (availableParallelism counts the cores it is pinned to). A reload of one
+ * manifest starts one.
+ */
+const POOL_SIZE = Math.min(2, availableParallelism());
+
+/**
+ * How long a worker may take to load (0.3-0.5 s on an idle core, a few seconds under tsx on a busy
+ * machine), apart from the builds' own limit, which counts from a build's start.
+ */
+const LOAD_TIMEOUT_MS = 60_000;
+
+/** How long a worker with nothing to build is kept for the next build. */
+const IDLE_MS = 10_000;
+
+/** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
+const STDERR_KEPT = 4_096;
+
+/** Main thread -> worker: one manifest to build, with the plugins' declarations to build it with. */
+export interface WorkerRequest {
+  file: string;
+  declarations: PluginDeclaration[];
+}
+
+/** Worker -> main thread: loaded and waiting, or the outcome of the request it was given. */
+export type WorkerMessage =
+  { ready: true } | { build: ProviderBuild; rssPeak: number } | { error: string; rssPeak: number };
+
+/** A build's outcome, and the resident set of the worker that built it, in bytes (0: none did). */
+export interface WorkerBuild {
+  build: ProviderBuild;
+  rssPeak: number;
+}
+
+interface Task {
+  request: WorkerRequest;
+  timeoutMs: number;
+  resolve(result: WorkerBuild): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  child: ChildProcess;
+  ready: boolean;
+  task: Task | undefined;
+  timer?: NodeJS.Timeout;
+  /** The end of its stderr. */
+  stderr: string;
+}
+
+/** The pools of this process, by memory limit (the limit a worker is started with). */
+const pools = new Map<number, BuildPool>();
+
+/**
+ * Builds `file` in a worker under `limits`; a manifest over a limit or killing its worker gives a
+ * failed build (TG_CATALOG_BUILD_LIMIT, TG_CATALOG_BUILD_CRASHED) rather than an error.
+ */
+export function buildInWorker(
+  file: string,
+  registry: PluginRegistry,
+  limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS,
+): Promise<WorkerBuild> {
+  let pool = pools.get(limits.memoryMb);
+  if (!pool) pools.set(limits.memoryMb, (pool = new BuildPool(limits.memoryMb)));
+  return pool.build({ file, declarations: registry.plainDeclarations() }, limits.timeoutMs);
+}
+
+/** At most POOL_SIZE workers of one memory limit, started on demand, ended after IDLE_MS idle. */
+class BuildPool {
+  private readonly queue: Task[] = [];
+  private readonly slots = new Set<Slot>();
+
+  constructor(private readonly memoryMb: number) {}
+
+  build(request: WorkerRequest, timeoutMs: number): Promise<WorkerBuild> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, timeoutMs, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    for (const slot of this.slots) if (slot.ready && !slot.task) this.next(slot);
+    const starting = [...this.slots].filter((slot) => !slot.ready).length;
+    for (let n = starting; n < this.queue.length && this.slots.size < POOL_SIZE; n++) this.spawn();
+  }
+
+  /** Gives an idle worker the next task, or lets it wait IDLE_MS without holding the process. */
+  private next(slot: Slot): void {
+    const task = this.queue.shift();
+    clearTimeout(slot.timer);
+    if (!task) {
+      hold(slot.child, false);
+      slot.timer = setTimeout(() => {
+        this.slots.delete(slot);
+        void stop(slot.child);
+      }, IDLE_MS).unref();
+      return;
+    }
+    hold(slot.child, true);
+    slot.task = task;
+    const { file } = task.request;
+    slot.timer = setTimeout(() => {
+      this.slots.delete(slot);
+      this.settle(slot)?.resolve({
+        build: limitBuild(
+          file,
+          'TG_CATALOG_BUILD_LIMIT',
+          `took longer than ${task.timeoutMs / 1000} s (TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=${task.timeoutMs}) and was stopped`,
+          'TOOLGATE_CATALOG_BUILD_TIMEOUT_MS',
+        ),
+        rssPeak: 0,
+      });
+      void stop(slot.child);
+      this.dispatch();
+    }, task.timeoutMs);
+    send(slot.child, task.request);
+  }
+
+  private spawn(): void {
+    const slot: Slot = { child: startWorker(this.memoryMb), ready: false, task: undefined, stderr: '' };
+    this.slots.add(slot);
+    // Loading is bounded too: a worker not ready in time is stuck, and killed (see `died`).
+    slot.timer = setTimeout(() => void stop(slot.child), LOAD_TIMEOUT_MS);
+    slot.child.stderr?.on('data', (chunk: Buffer) => {
+      slot.stderr = (slot.stderr + chunk.toString()).slice(-STDERR_KEPT);
+    });
+    slot.child.on('message', (message: WorkerMessage) => {
+      if ('ready' in message) {
+        slot.ready = true;
+        this.next(slot);
+        return;
+      }
+      const task = this.settle(slot);
+      if ('build' in message) task?.resolve({ build: message.build, rssPeak: message.rssPeak });
+      else task?.reject(new Error(message.error));
+      this.next(slot);
+    });
+    slot.child.on('error', (error) => this.died(slot, error.message));
+    // 'close', not 'exit': stderr is read to its end by then.
+    slot.child.on('close', (code, signal) => this.died(slot, `exit code ${code ?? signal}`));
+  }
+
+  /** A worker ended on its own: its manifest fails with a finding, or, while loading, every build. */
+  private died(slot: Slot, how: string): void {
+    clearTimeout(slot.timer);
+    if (!this.slots.delete(slot)) return;
+    // The line naming the error (V8's FATAL ERROR, a thrown Error), not Node's version footer.
+    const said = slot.stderr.split('\n').map((line) => line.trim());
+    const error = said.find((line) => /^(FATAL ERROR|\w*Error\b)/.test(line));
+    const why = `${error ?? 'no message'}, ${how}`;
+    if (!slot.ready) {
+      for (const task of this.queue.splice(0))
+        task.reject(new Error(`the catalog build worker did not start (${why})`));
+      return;
+    }
+    const task = this.settle(slot);
+    if (task) {
+      const { file } = task.request;
+      task.resolve({
+        build: /heap out of memory|heap limit/i.test(slot.stderr)
+          ? limitBuild(
+              file,
+              'TG_CATALOG_BUILD_LIMIT',
+              `needed more than ${this.memoryMb} MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=${this.memoryMb}) and was stopped`,
+              'TOOLGATE_CATALOG_BUILD_MEMORY_MB',
+            )
+          : limitBuild(file, 'TG_CATALOG_BUILD_CRASHED', `stopped its build worker (${why})`),
+        rssPeak: 0,
+      });
+    }
+    this.dispatch();
+  }
+
+  private settle(slot: Slot): Task | undefined {
+    const { task } = slot;
+    clearTimeout(slot.timer);
+    slot.task = undefined;
+    return task;
+  }
+}
+
+/** Whether a worker keeps this process alive: while it builds, not while it waits. */
+function hold(child: ChildProcess, busy: boolean): void {
+  const handles = [child, child.channel, child.stderr as Socket | null];
+  for (const handle of handles) {
+    if (busy) handle?.ref();
+    else handle?.unref();
+  }
+}
+
+/**
+ * A build worker process. From the compiled gateway (dist/, plain JavaScript) its entry is
+ * build-worker.js beside this file. From source (tsx, vitest: this file is .ts) it is
+ * build-worker.ts, loaded through tsx (a devDependency, present wherever the sources run), whose
+ * location is resolved here so that the worker does not depend on its working directory. The
+ * parent's own flags (an inspector, a heap size) are not passed on, nor its TOOLGATE_* settings
+ * (the master key among them): a build reads files, never settings.
+ */
+function startWorker(memoryMb: number): ChildProcess {
+  const source = import.meta.url.endsWith('.ts');
+  const entry = fileURLToPath(new URL(source ? './build-worker.ts' : './build-worker.js', import.meta.url));
+  const execArgv = [`--max-old-space-size=${memoryMb}`];
+  if (source) execArgv.push('--import', import.meta.resolve('tsx'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TOOLGATE_')),
+  );
+  return fork(entry, [], {
+    execArgv,
+    env,
+    serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+}
+
+/** Sends to a worker; one that has just died is noticed by its 'close' handler. */
+function send(child: ChildProcess, request: WorkerRequest): void {
+  if (child.connected) child.send(request, (error) => void error);
+}
+
+/** Kills a worker and resolves once it is gone. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+function limitBuild(file: string, code: FindingCode, what: string, setting?: string): ProviderBuild {
+  const id = idFromFile(file);
+  const advice = setting
+    ? `select fewer operations (openapi > operations > include) or raise ${setting}`
+    : 'report it with the manifest and its OpenAPI document';
+  return {
+    id,
+    file,
+    findings: [
+      {
+        file,
+        line: 1,
+        col: 1,
+        code,
+        path: [],
+        message: `building provider "${id}" ${what}; ${advice}`,
+        severity: 'error',
+      },
+    ],
+  };
+}

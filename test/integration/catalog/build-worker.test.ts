@@ -1,0 +1,205 @@
+/**
+ * Catalog builds off the event loop (issue 16): a manifest whose document takes seconds to build
+ * is hot-reloaded while calls keep being answered at once, and a manifest over a build limit
+ * fails with a finding, keeps its last good version and leaves the other providers serving.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runToolgate } from '../../helpers/cli.js';
+import { connectWithKey, type TestClient } from '../../helpers/clients.js';
+import { startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { manifestYaml, weatherManifest } from '../../helpers/manifests.js';
+import { jsonAnswer, startReceiver, type Receiver } from '../../helpers/receiver.js';
+
+/** GitHub's issues of a repository, from whatever `github.openapi.yaml` beside it holds. */
+const GITHUB = manifestYaml(
+  'github',
+  'Issues of a GitHub repository.',
+  `api:
+  base_url: https://api.github.example
+openapi:
+  file: github.openapi.yaml
+  operations:
+    include: [{ path: "/repos/{owner}/{repo}/issues" }]
+categories:
+  - { id: issues, title: Issues, match: [{ path: "*" }] }
+`,
+);
+
+/** A small document with the one operation: builds in milliseconds. */
+const SMALL_DOCUMENT = JSON.stringify({
+  openapi: '3.0.3',
+  info: { title: 'GitHub issues', version: '1' },
+  paths: {
+    '/repos/{owner}/{repo}/issues': {
+      get: {
+        operationId: 'issues/list-for-repo',
+        summary: 'List repository issues',
+        parameters: ['owner', 'repo'].map((name) => ({
+          name,
+          in: 'path',
+          required: true,
+          schema: { type: 'string' },
+        })),
+        responses: { '200': { description: 'The issues' } },
+      },
+    },
+  },
+});
+
+/**
+ * GitHub's full description with four more copies of its components, as YAML (JSON is YAML): a
+ * 25 MB document the YAML parser needs seconds and a few hundred MB of heap to read, whichever
+ * operations the manifest selects.
+ */
+function bigDocument(): string {
+  const github = JSON.parse(
+    readFileSync('node_modules/@octokit/openapi/generated/api.github.com.json', 'utf8'),
+  ) as Record<string, unknown>;
+  for (let i = 0; i < 4; i++) github[`x-copy-${i}`] = github.components;
+  return JSON.stringify(github);
+}
+
+let api: Receiver;
+let big: string;
+
+beforeAll(async () => {
+  api = await startReceiver((req) => jsonAnswer(200, { at: req.url }));
+  big = bigDocument();
+});
+afterAll(async () => {
+  await api.close();
+});
+
+/** A gateway serving weather and the small GitHub document, its watcher off (reloads are asked). */
+async function gatewayWith(env: Record<string, string> = {}): Promise<TestGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-build-'));
+  writeFileSync(join(dir, 'weather.yaml'), weatherManifest());
+  writeFileSync(join(dir, 'github.yaml'), GITHUB);
+  writeFileSync(join(dir, 'github.openapi.yaml'), SMALL_DOCUMENT);
+  const tg = await startGateway(
+    {
+      TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+      TOOLGATE_PROVIDER_WEATHER_BASE_URL: api.url,
+      TOOLGATE_PROVIDER_GITHUB_BASE_URL: api.url,
+      ...env,
+    },
+    { manifestFiles: ['weather.yaml', 'github.yaml', 'github.openapi.yaml'].map((f) => join(dir, f)) },
+  );
+  tg.gateway.catalog.stop();
+  return tg;
+}
+
+/** The tools of the two providers, without the system tools. */
+async function providerTools(client: TestClient): Promise<string[]> {
+  return (await client.listToolNames()).filter((name) => /^(github|weather)_/.test(name));
+}
+
+describe('a catalog build in a worker', () => {
+  let tg: TestGateway;
+  let client: TestClient;
+  beforeAll(async () => {
+    tg = await gatewayWith();
+    client = await connectWithKey(tg, '2025 (v1 client)', '?user_id=u1');
+  });
+  afterAll(async () => {
+    await client.close();
+    await tg.close();
+  });
+
+  it('answers calls within milliseconds while a reload builds a document for seconds', async () => {
+    expect(await providerTools(client)).toEqual(['github_issues_list_for_repo', 'weather_current']);
+    // The first call compiles the tool's argument validator: not what is measured.
+    await client.callTool('weather_current', { city: 'Oslo' });
+    writeFileSync(join(tg.manifestsDir, 'github.openapi.yaml'), big);
+
+    const started = performance.now();
+    let building = true;
+    const reload = tg.gateway.reloadCatalog().finally(() => (building = false));
+    const latencies: number[] = [];
+    while (building) {
+      const sent = performance.now();
+      const result = await client.callTool('weather_current', { city: 'Oslo' });
+      latencies.push(performance.now() - sent);
+      expect(result.content[0]!.text).toContain('/current?city=Oslo');
+    }
+    const report = await reload;
+    const reloadMs = performance.now() - started;
+
+    expect(report.changed).toEqual(['github']);
+    expect(report.findings).toEqual({});
+    expect(report.workerRssPeakMb).toBeGreaterThan(0);
+    // The big document has the create operation too: the new version is the one serving.
+    expect(await providerTools(client)).toContain('github_issues_create');
+    // Built on the event loop, the document held every call overlapping it for the whole build
+    // (over a second), so the slowest call took most of the reload. In a worker, calls take a few
+    // ms; the bound on the slowest is relative because the worker, this process and other test
+    // processes share two cores, whose scheduling alone delays a call by up to a few hundred ms.
+    expect(reloadMs).toBeGreaterThan(1_000);
+    expect(latencies.length).toBeGreaterThan(10);
+    const sorted = [...latencies].sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(20);
+    expect(sorted.at(-1)).toBeLessThan(reloadMs / 4);
+  });
+});
+
+describe('a manifest over a build limit', () => {
+  let tg: TestGateway;
+  let client: TestClient;
+  beforeAll(async () => {
+    tg = await gatewayWith({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '64' });
+    client = await connectWithKey(tg, '2025 (v1 client)', '?user_id=u1');
+  });
+  afterAll(async () => {
+    await client.close();
+    await tg.close();
+  });
+
+  it('fails with a finding naming the limit, keeps its last good version, and the others serve', async () => {
+    writeFileSync(join(tg.manifestsDir, 'github.openapi.yaml'), big);
+    const report = await tg.gateway.reloadCatalog();
+
+    expect(report.keptOld).toEqual(['github']);
+    expect(report.findings.github).toEqual([
+      expect.objectContaining({
+        code: 'TG_CATALOG_BUILD_LIMIT',
+        severity: 'error',
+        message: expect.stringContaining(
+          'building provider "github" needed more than 64 MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=64)',
+        ) as unknown,
+      }),
+    ]);
+    expect(await providerTools(client)).toEqual(['github_issues_list_for_repo', 'weather_current']);
+    const issues = await client.callTool('github_issues_list_for_repo', { owner: 'o', repo: 'r' });
+    expect(issues.content[0]!.text).toContain('/repos/o/r/issues');
+    const weather = await client.callTool('weather_current', { city: 'Oslo' });
+    expect(weather.content[0]!.text).toContain('/current?city=Oslo');
+
+    const ready = (await (await fetch(`${tg.url}/readyz`)).json()) as {
+      catalog: { stale: Record<string, string[]> };
+    };
+    expect(ready.catalog.stale.github?.join('\n')).toMatch(/TG_CATALOG_BUILD_LIMIT/);
+    expect(
+      tg.logs.some((line) => line.includes('TG_CATALOG_PROVIDER_FAILED') && line.includes('64 MB')),
+    ).toBe(true);
+  });
+
+  it('is reported by `toolgate catalog validate`, over the time limit as over the memory limit', async () => {
+    const validate = (env: Record<string, string>) =>
+      runToolgate(['catalog', 'validate', tg.manifestsDir], { TOOLGATE_DATA_DIR: tg.dataDir, ...env });
+    const slow = await validate({ TOOLGATE_CATALOG_BUILD_TIMEOUT_MS: '300' });
+    expect(slow.code).toBe(1);
+    expect(slow.stdout).toMatch(
+      /github\.yaml:1:1 +TG_CATALOG_BUILD_LIMIT +\(root\) +building provider "github" took longer than 0\.3 s \(TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=300\) and was stopped; select fewer operations \(openapi > operations > include\) or raise TOOLGATE_CATALOG_BUILD_TIMEOUT_MS/,
+    );
+
+    const large = await validate({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '64' });
+    expect(large.code).toBe(1);
+    expect(large.stdout).toMatch(
+      /github\.yaml:1:1 +TG_CATALOG_BUILD_LIMIT .*needed more than 64 MB of memory/,
+    );
+  });
+});
