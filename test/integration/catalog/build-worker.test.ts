@@ -51,15 +51,15 @@ const SMALL_DOCUMENT = JSON.stringify({
 });
 
 /**
- * GitHub's full description with four more copies of its components, as YAML (JSON is YAML): a
- * 25 MB document the YAML parser needs seconds and a few hundred MB of heap to read, whichever
- * operations the manifest selects.
+ * GitHub's full description with six more copies of its components, as YAML (JSON is YAML): a
+ * 30 MB document the YAML parser needs a second or more and a few hundred MB of heap to read,
+ * whichever operations the manifest selects.
  */
 function bigDocument(): string {
   const github = JSON.parse(
     readFileSync('node_modules/@octokit/openapi/generated/api.github.com.json', 'utf8'),
   ) as Record<string, unknown>;
-  for (let i = 0; i < 4; i++) github[`x-copy-${i}`] = github.components;
+  for (let i = 0; i < 6; i++) github[`x-copy-${i}`] = github.components;
   return JSON.stringify(github);
 }
 
@@ -135,10 +135,11 @@ describe('a catalog build in a worker', () => {
     // The big document has the create operation too: the new version is the one serving.
     expect(await providerTools(client)).toContain('github_issues_create');
     // Built on the event loop, the document held every call overlapping it for the whole build
-    // (over a second), so the slowest call took most of the reload. In a worker, calls take a few
-    // ms; the bound on the slowest is relative because the worker, this process and other test
-    // processes share two cores, whose scheduling alone delays a call by up to a few hundred ms.
-    expect(reloadMs).toBeGreaterThan(1_000);
+    // (a second or more; over half a second on a quiet machine is enough to tell), so the slowest
+    // call took most of the reload. In a worker, calls take a few ms; the bound on the slowest is
+    // relative because the worker, this process and other test processes share two cores, whose
+    // scheduling alone delays a call by up to a few hundred ms.
+    expect(reloadMs).toBeGreaterThan(500);
     expect(latencies.length).toBeGreaterThan(10);
     const sorted = [...latencies].sort((a, b) => a - b);
     expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(20);
