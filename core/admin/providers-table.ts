@@ -1,0 +1,55 @@
+/**
+ * README's table of the bundled providers, generated from the catalog so that it cannot drift from
+ * manifests/: `npx tsx scripts/gen-providers-table.ts` rewrites the block between the markers, and
+ * a test fails when README's block is not what the bundled catalog gives.
+ */
+import type { CatalogSnapshot, ProviderEntry } from '../catalog/index.js';
+
+export const PROVIDERS_BEGIN =
+  '<!-- providers:begin (generated from manifests/ by npx tsx scripts/gen-providers-table.ts; do not edit) -->';
+export const PROVIDERS_END = '<!-- providers:end -->';
+
+const KIND: Record<ProviderEntry['auth']['kind'], string> = {
+  api_key: 'API key',
+  oauth2: 'OAuth2',
+  webhook_url: 'Webhook URL',
+  none: 'nothing (no credentials)',
+};
+
+/** How a user connects: the auth kind, and what they type when it is more than one key. */
+function connectsWith(provider: ProviderEntry): string {
+  const { auth, connection_fields: fields } = provider.spec;
+  const kind = KIND[auth.kind];
+  if (auth.kind !== 'api_key') return kind;
+  const credentials = Object.values(auth.credentials).map((c) => c.title);
+  const typed = [...Object.values(fields ?? {}).map((f) => f.title), credentials.join(' + ')];
+  return credentials.length > 1 || typed.length > 1 ? `${kind} (${typed.join(', ')})` : kind;
+}
+
+const cell = (text: string): string => text.replace(/\|/g, '\\|');
+
+/** The block, markers included: one row per provider in id order. */
+export function providersTable(snapshot: CatalogSnapshot): string {
+  const rows = [...snapshot.providers.values()].map(
+    (p) =>
+      `| ${cell(p.displayName)} | \`${p.id}\` | ${cell(connectsWith(p))} | ${cell(
+        p.categories.map((c) => c.title).join(', '),
+      )} | ${p.tools.length} |`,
+  );
+  return [
+    PROVIDERS_BEGIN,
+    '| Provider | id | Connects with | Categories | Tools |',
+    '|---|---|---|---|---|',
+    ...rows,
+    PROVIDERS_END,
+  ].join('\n');
+}
+
+/** README's text with its providers block replaced by the one `snapshot` gives. */
+export function withProvidersTable(readme: string, snapshot: CatalogSnapshot): string {
+  const begin = readme.indexOf(PROVIDERS_BEGIN);
+  const end = readme.indexOf(PROVIDERS_END);
+  if (begin < 0 || end < begin)
+    throw new Error(`README.md has no ${PROVIDERS_BEGIN} ... ${PROVIDERS_END} block`);
+  return readme.slice(0, begin) + providersTable(snapshot) + readme.slice(end + PROVIDERS_END.length);
+}
