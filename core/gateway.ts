@@ -10,7 +10,7 @@ import type { Coordination, ProcessRecord } from './coordination/index.js';
 import type { Keyring } from './keyring.js';
 import { FrontDoor } from './auth/front-door/index.js';
 import { KeyService } from './auth/key-service.js';
-import { CatalogHolder, logCatalogReport, type CatalogReport } from './catalog/index.js';
+import { CatalogHolder, logCatalogReport, warmBuildWorker, type CatalogReport } from './catalog/index.js';
 import type { Config } from './config.js';
 import { OAuthApps } from './connections/oauth-apps.js';
 import { OAuthFlows } from './connections/oauth/index.js';
@@ -236,6 +236,8 @@ export class Gateway {
 
   /** Opens the store (migrating it), loads the catalog and builds the gateway; `listen()` starts serving. */
   static async create(options: GatewayOptions): Promise<Gateway> {
+    // The first catalog build needs a build worker: it loads while the store opens.
+    warmBuildWorker(options.config.catalogBuild);
     // Bus delivery failures are logged by the gateway's logger, which exists once the gateway does.
     const sink: { log?: FastifyBaseLogger } = {};
     const core = await openCore(

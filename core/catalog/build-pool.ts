@@ -98,9 +98,22 @@ export function buildInWorker(
   registry: PluginRegistry,
   limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS,
 ): Promise<WorkerBuild> {
+  return poolFor(limits).build({ file, declarations: registry.plainDeclarations() }, limits.timeoutMs);
+}
+
+/**
+ * Starts loading a build worker now, when one will soon be needed (a gateway's first catalog build,
+ * while its store opens): the ~0.2 s a worker takes to load overlaps that work instead of following
+ * it. A worker nothing asks for ends after IDLE_MS, as any idle one.
+ */
+export function warmBuildWorker(limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS): void {
+  poolFor(limits).warm();
+}
+
+function poolFor(limits: CatalogBuildLimits): BuildPool {
   let pool = pools.get(limits.memoryMb);
   if (!pool) pools.set(limits.memoryMb, (pool = new BuildPool(limits.memoryMb)));
-  return pool.build({ file, declarations: registry.plainDeclarations() }, limits.timeoutMs);
+  return pool;
 }
 
 /** At most POOL_SIZE workers of one memory limit, started on demand, ended after IDLE_MS idle. */
@@ -115,6 +128,11 @@ class BuildPool {
       this.queue.push({ request, timeoutMs, resolve, reject });
       this.dispatch();
     });
+  }
+
+  /** One worker loading or waiting, started now when there is none. */
+  warm(): void {
+    if (this.slots.size === 0) this.spawn();
   }
 
   private dispatch(): void {

@@ -9,6 +9,7 @@ export {
   type BuildCatalogOptions,
   type CatalogReport,
 } from './catalog.js';
+export { warmBuildWorker } from './build-pool.js';
 export {
   CatalogHolder,
   logCatalogReport,
