@@ -4,6 +4,7 @@
  * a test fails when README's block is not what the bundled catalog gives.
  */
 import type { CatalogSnapshot, ProviderEntry } from '../catalog/index.js';
+import { markdownRow, replaceBlock } from './markdown.js';
 
 export const PROVIDERS_BEGIN =
   '<!-- providers:begin (generated from manifests/ by npx tsx scripts/gen-providers-table.ts; do not edit) -->';
@@ -26,15 +27,16 @@ function connectsWith(provider: ProviderEntry): string {
   return credentials.length > 1 || typed.length > 1 ? `${kind} (${typed.join(', ')})` : kind;
 }
 
-const cell = (text: string): string => text.replace(/\|/g, '\\|');
-
 /** The block, markers included: one row per provider in id order. */
 export function providersTable(snapshot: CatalogSnapshot): string {
-  const rows = [...snapshot.providers.values()].map(
-    (p) =>
-      `| ${cell(p.displayName)} | \`${p.id}\` | ${cell(connectsWith(p))} | ${cell(
-        p.categories.map((c) => c.title).join(', '),
-      )} | ${p.tools.length} |`,
+  const rows = [...snapshot.providers.values()].map((p) =>
+    markdownRow([
+      p.displayName,
+      `\`${p.id}\``,
+      connectsWith(p),
+      p.categories.map((c) => c.title).join(', '),
+      String(p.tools.length),
+    ]),
   );
   return [
     PROVIDERS_BEGIN,
@@ -47,9 +49,5 @@ export function providersTable(snapshot: CatalogSnapshot): string {
 
 /** README's text with its providers block replaced by the one `snapshot` gives. */
 export function withProvidersTable(readme: string, snapshot: CatalogSnapshot): string {
-  const begin = readme.indexOf(PROVIDERS_BEGIN);
-  const end = readme.indexOf(PROVIDERS_END);
-  if (begin < 0 || end < begin)
-    throw new Error(`README.md has no ${PROVIDERS_BEGIN} ... ${PROVIDERS_END} block`);
-  return readme.slice(0, begin) + providersTable(snapshot) + readme.slice(end + PROVIDERS_END.length);
+  return replaceBlock(readme, PROVIDERS_BEGIN, PROVIDERS_END, providersTable(snapshot));
 }

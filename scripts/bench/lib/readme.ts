@@ -4,6 +4,7 @@
  * and `npm run check` fails when the block differs from what the committed results give.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { markdownRow as row, replaceBlock } from '../../../core/admin/markdown.js';
 import { formatMetric, formatPass, formatTarget, type Metric } from './report.js';
 
 export const BEGIN =
@@ -28,12 +29,6 @@ const SECTIONS: [prefix: string, title: string][] = [
   ['catalog.', 'Catalog'],
   ['context.', 'Context (tokens and tool search)'],
 ];
-
-const cell = (text: string): string => text.replace(/\|/g, '\\|');
-
-function row(cells: string[]): string {
-  return `| ${cells.map(cell).join(' | ')} |`;
-}
 
 function callTable(variants: Record<string, Record<string, number>>): string[] {
   const lines = [
@@ -79,10 +74,7 @@ export function performanceBlock(results: Results): string {
 
 /** README's text with its block replaced by the one `results` give; throws when it has no block. */
 export function withPerformance(readme: string, results: Results): string {
-  const begin = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (begin < 0 || end < begin) throw new Error(`README.md has no ${BEGIN} ... ${END} block`);
-  return readme.slice(0, begin) + performanceBlock(results) + readme.slice(end + END.length);
+  return replaceBlock(readme, BEGIN, END, performanceBlock(results));
 }
 
 /** Rewrites README's block from the results file; with `check`, only says whether it is up to date. */
