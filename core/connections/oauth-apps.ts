@@ -77,6 +77,7 @@ export class OAuthApps {
         ...appSecretBinding(id, provider),
       ),
       branding,
+      server: null,
     });
     this.audit.record({
       event: 'oauth_app_changed',
