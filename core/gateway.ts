@@ -125,6 +125,7 @@ export class Gateway {
       apps: oauthApps,
       connections,
       client,
+      outbound,
       plugins,
       catalog,
       config,

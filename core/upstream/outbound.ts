@@ -5,6 +5,8 @@
  * the global fetch, which costs several times the CPU per call.
  */
 import { lookup as dnsLookup } from 'node:dns';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
@@ -36,6 +38,8 @@ export interface OutboundRequest {
   body?: string | Buffer;
   /** Overrides the client's default deadline for this call. */
   timeoutMs?: number;
+  /** Overrides the client's cap on the kept response body for this call (a smaller one for metadata). */
+  maxResponseBytes?: number;
   /** The caller's cancellation (e.g. the MCP request was cancelled); rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -127,6 +131,7 @@ export class OutboundClient {
   // Connects anywhere: used when private networks are allowed, and for trusted origins.
   readonly #open: Agent;
   readonly #trusted: ReadonlySet<string>;
+  readonly #nodeAgents: { http?: HttpAgent; https?: HttpsAgent } = {};
 
   constructor(options: OutboundOptions) {
     this.#options = options;
@@ -163,7 +168,12 @@ export class OutboundClient {
         const location = REDIRECT_STATUSES.has(response.statusCode)
           ? firstValue(response.headers.location)
           : undefined;
-        if (location === undefined) return await readResponse(response, url, this.#options.maxResponseBytes);
+        if (location === undefined)
+          return await readResponse(
+            response,
+            url,
+            request.maxResponseBytes ?? this.#options.maxResponseBytes,
+          );
 
         await response.body.dump();
         if (hop === this.#options.maxRedirects)
@@ -190,8 +200,26 @@ export class OutboundClient {
     }
   }
 
+  /**
+   * A Node agent for a library that brings its own HTTP client (simple-oauth2, for the token and
+   * revocation endpoints an upstream's metadata named): it connects only to addresses that pass the
+   * guard, as `send` does. Undefined where the guard is off. Throws {@link OutboundBlockedError} for
+   * a URL that is invalid or names a special-purpose IP address; the library must not follow redirects.
+   */
+  nodeAgent(raw: string): HttpAgent | undefined {
+    const url = parseTarget(raw);
+    if (this.#options.allowPrivateNetwork || this.#trusted.has(url.origin)) return undefined;
+    const literal = bareHost(url.hostname);
+    if (isIP(literal) !== 0) assertPublic(literal, literal);
+    const options = { keepAlive: true, lookup: guardLookup(this.#options.lookup ?? dnsLookup) };
+    if (url.protocol === 'https:') return (this.#nodeAgents.https ??= new HttpsAgent(options));
+    return (this.#nodeAgents.http ??= new HttpAgent(options));
+  }
+
   /** Closes the pooled connections; in-flight requests finish first. */
   async close(): Promise<void> {
+    this.#nodeAgents.http?.destroy();
+    this.#nodeAgents.https?.destroy();
     await Promise.all([this.#guarded.close(), this.#open.close()]);
   }
 
