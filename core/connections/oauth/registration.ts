@@ -12,10 +12,11 @@
  * refresh and revocation use what was discovered when the connection was made.
  */
 import type { ProviderEntry } from '../../catalog/types.js';
-import { providerSetting, type Config } from '../../config.js';
+import type { Config } from '../../config.js';
 import type { Scope } from '../../domain.js';
 import type { UpstreamOAuthServer } from '../../store/types.js';
 import { OutboundError, type OutboundClient } from '../../upstream/outbound.js';
+import type { ProviderClient } from '../../upstream/provider-client.js';
 import type { OAuthApps, ResolvedApp } from '../oauth-apps.js';
 import { redirectUri } from './client.js';
 import { DiscoveryError, type DiscoveredServer, type McpDiscovery } from './discovery.js';
@@ -40,11 +41,6 @@ export function clientDocument(config: Config): Record<string, unknown> {
   };
 }
 
-/** The upstream MCP server's URL of a provider: TOOLGATE_PROVIDER_<ID>_BASE_URL, else the manifest's `mcp.url`. */
-export function mcpServerUrl(provider: ProviderEntry, config: Config): string | undefined {
-  return providerSetting(config, provider.id, 'BASE_URL') ?? provider.spec.mcp?.url;
-}
-
 /** Whether a provider's OAuth endpoints come from its upstream MCP server (`auth.discovery: mcp`). */
 export function discoversEndpoints(provider: ProviderEntry): boolean {
   return provider.spec.auth.kind === 'oauth2' && provider.spec.auth.discovery === 'mcp';
@@ -54,6 +50,8 @@ export interface UpstreamClientsDeps {
   apps: OAuthApps;
   discovery: McpDiscovery;
   outbound: OutboundClient;
+  /** The upstream MCP server's URL: TOOLGATE_PROVIDER_<ID>_BASE_URL, else the manifest's `mcp.url`. */
+  client: ProviderClient;
   config: Config;
   log: FastifyBaseLogger;
 }
@@ -67,11 +65,7 @@ export class UpstreamClients {
 
   /** The client a new connection of this scope uses, or what the operator must do first. */
   async forScope(provider: ProviderEntry, scope: Scope): Promise<ResolvedApp | { error: string }> {
-    const url = mcpServerUrl(provider, this.deps.config);
-    if (url === undefined)
-      return {
-        error: `${provider.displayName} has no MCP server URL configured; the operator must fix its manifest.`,
-      };
+    const url = this.deps.client.baseUrl(provider, undefined, { credentials: {}, fields: {} });
     let found: DiscoveredServer;
     try {
       found = await this.deps.discovery.discover(provider.id, url);
@@ -174,7 +168,6 @@ export class UpstreamClients {
       grant_types: document.grant_types,
       response_types: document.response_types,
       token_endpoint_auth_method: wanted ?? 'client_secret_basic',
-      ...(found.scopes.length > 0 ? { scope: found.scopes.join(' ') } : {}),
     };
     let response;
     try {
@@ -197,7 +190,10 @@ export class UpstreamClients {
       // Read below as an answer without client_id.
     }
     if (response.status !== 201 && response.status !== 200) {
-      const said = typeof answer.error === 'string' ? `: ${answer.error}` : '';
+      const said =
+        typeof answer.error === 'string'
+          ? `: ${answer.error}${typeof answer.error_description === 'string' ? ` (${answer.error_description})` : ''}`
+          : '';
       throw new DiscoveryError(`${registrationUrl} answered HTTP ${response.status}${said}`);
     }
     if (typeof answer.client_id !== 'string' || answer.client_id === '')
