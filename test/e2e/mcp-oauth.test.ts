@@ -124,4 +124,17 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
     expect(await approve(linkIn(offered.content[0]!.text!), 'bob')).toContain('Notes is connected');
     expect(upstream.auth.registrationRequests()).toHaveLength(1);
   });
+
+  it('disconnect revokes the grant at the discovered revocation endpoint, as the registered client', async () => {
+    const carol = await agent('carol');
+    const offered = await carol.callTool('connect_provider', { provider: 'notes' });
+    expect(await approve(linkIn(offered.content[0]!.text!), 'carol')).toContain('Notes is connected');
+    const registered = upstream.auth.tokenRequests().at(-1)?.client_id;
+    expect(registered).toMatch(/./);
+    const gone = await carol.callTool('disconnect_provider', { provider: 'notes' });
+    expect(gone.isError, gone.content[0]?.text).toBeFalsy();
+    expect(upstream.auth.revocationRequests()).toEqual([
+      expect.objectContaining({ client_id: registered, token_type_hint: 'refresh_token', status: 200 }),
+    ]);
+  });
 });
