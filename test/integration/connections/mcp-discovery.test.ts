@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerParams, McpDiscovery } from '../../../core/connections/oauth/discovery.js';
-import { OutboundClient } from '../../../core/upstream/outbound.js';
+import { get } from 'node:http';
+import { OutboundBlockedError, OutboundClient } from '../../../core/upstream/outbound.js';
 import {
   jsonAnswer,
   startReceiver,
@@ -170,5 +171,42 @@ describe('Bearer challenge parameters', () => {
       resource_metadata: 'https://a.example/m',
     });
     expect(bearerParams('Basic realm="x"')).toEqual({});
+  });
+});
+
+describe('the agent for token endpoints that metadata named', () => {
+  it('refuses a private IP literal up front, and a host name that resolves to one before connecting', async () => {
+    const guarded = new OutboundClient({
+      allowPrivateNetwork: false,
+      timeoutMs: 5_000,
+      maxResponseBytes: 1024,
+      maxRedirects: 0,
+      // Every name resolves to the stand-in's loopback address.
+      lookup: ((
+        _host: string,
+        _options: unknown,
+        callback: (e: null, a: { address: string; family: number }[]) => void,
+      ) => callback(null, [{ address: '127.0.0.1', family: 4 }])) as never,
+    });
+    try {
+      expect(() => guarded.nodeAgent('http://10.0.0.7/token')).toThrow(OutboundBlockedError);
+      const agent = guarded.nodeAgent(`http://token.example:${new URL(issuer.url).port}/token`);
+      const before = issuer.received.length;
+      const failure = await new Promise<unknown>((resolve) => {
+        get(`http://token.example:${new URL(issuer.url).port}/token`, { agent }, () => resolve(undefined)).on(
+          'error',
+          resolve,
+        );
+      });
+      expect(failure).toBeInstanceOf(OutboundBlockedError);
+      expect((failure as Error).message).toBe(
+        'token.example resolves to 127.0.0.1, not a public address (loopback)',
+      );
+      expect(issuer.received.length).toBe(before);
+      // Where the guard is off (tests, trusted origins), the library's own agent is used.
+      expect(outbound.nodeAgent(`${issuer.url}/token`)).toBeUndefined();
+    } finally {
+      await guarded.close();
+    }
   });
 });
