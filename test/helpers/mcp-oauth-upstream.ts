@@ -98,10 +98,8 @@ export async function startProtectedMcpServer(
         return { content: [{ type: 'text', text: JSON.stringify([{ id: 'item-1', owner: who }]) }] };
       },
     );
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
+    // Stateless (no sessionIdGenerator): a server per request, as the SDK's stateless example does.
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
       void mcp.close();

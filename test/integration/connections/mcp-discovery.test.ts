@@ -182,11 +182,11 @@ describe('the agent for token endpoints that metadata named', () => {
       maxResponseBytes: 1024,
       maxRedirects: 0,
       // Every name resolves to the stand-in's loopback address.
-      lookup: ((
+      lookup: (
         _host: string,
         _options: unknown,
         callback: (e: null, a: { address: string; family: number }[]) => void,
-      ) => callback(null, [{ address: '127.0.0.1', family: 4 }])) as never,
+      ) => callback(null, [{ address: '127.0.0.1', family: 4 }]),
     });
     try {
       expect(() => guarded.nodeAgent('http://10.0.0.7/token')).toThrow(OutboundBlockedError);
