@@ -76,6 +76,8 @@ function linkIn(text: string): string {
   return link;
 }
 
+const refreshes = () => upstream.auth.tokenRequests().filter((r) => r.grant_type === 'refresh_token');
+
 /** Opens a consent link, approves at the authorization server as `login`, returns the final page's text. */
 async function approve(link: string, login: string): Promise<string> {
   await browser.context.clearCookies();
@@ -123,6 +125,49 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
     const offered = await bob.callTool('connect_provider', { provider: 'notes' });
     expect(await approve(linkIn(offered.content[0]!.text!), 'bob')).toContain('Notes is connected');
     expect(upstream.auth.registrationRequests()).toHaveLength(1);
+  });
+
+  it("lists the upstream's tools and calls them with each user's own token", async () => {
+    expect(await alice.listToolNames()).toEqual(expect.arrayContaining(['notes_whoami', 'notes_items']));
+    const me = await alice.callTool('notes_whoami');
+    expect(me.isError, me.content[0]?.text).toBeFalsy();
+    expect(me.content[0]?.text).toBe('you are alice');
+    const bob = await agent('bob');
+    expect((await bob.callTool('notes_whoami')).content[0]?.text).toBe('you are bob');
+    expect(upstream.calls().map((c) => c.account)).toEqual(['alice', 'bob']);
+  });
+
+  it('refreshes an expired token exactly once for 50 concurrent calls, with the resource indicator', async () => {
+    const before = refreshes().length;
+    upstream.auth.expireAccessTokens();
+    const results = await Promise.all(Array.from({ length: 50 }, () => alice.callTool('notes_items')));
+    expect(results.filter((r) => r.isError).map((r) => r.content[0]?.text)).toEqual([]);
+    expect(refreshes().length - before).toBe(1);
+    expect(refreshes().at(-1)?.status).toBe(200);
+  });
+
+  it('answers re-approval needed with a link once the grant is revoked, and reconnecting through it works', async () => {
+    upstream.auth.revokeGrantsOf('alice');
+    const refused = await alice.callTool('notes_whoami');
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]?.text).toContain('The Notes connection must be re-approved');
+    expect(await approve(linkIn(refused.content[0]!.text!), 'alice')).toContain('Notes is connected');
+    expect((await alice.callTool('notes_whoami')).content[0]?.text).toBe('you are alice');
+    // The same registered client throughout.
+    expect(upstream.auth.registrationRequests()).toHaveLength(1);
+  });
+
+  it('registers again once the authorization server forgets the registered client', async () => {
+    const forgotten = upstream.auth.tokenRequests().at(-1)!.client_id!;
+    await upstream.auth.forgetClient(forgotten);
+    upstream.auth.expireAccessTokens();
+    const refused = await alice.callTool('notes_whoami');
+    expect(refused.isError).toBe(true);
+    expect(refreshes().at(-1)?.error).toBe('invalid_client');
+    expect(await approve(linkIn(refused.content[0]!.text!), 'alice')).toContain('Notes is connected');
+    expect(upstream.auth.registrationRequests()).toHaveLength(2);
+    expect(upstream.auth.tokenRequests().at(-1)?.client_id).not.toBe(forgotten);
+    expect((await alice.callTool('notes_whoami')).content[0]?.text).toBe('you are alice');
   });
 
   it('disconnect revokes the grant at the discovered revocation endpoint, as the registered client', async () => {

@@ -119,6 +119,8 @@ export interface AuthServer {
   authorizationRequests(): { params: Record<string, string>; at: number }[];
   /** Every revocation endpoint request so far. */
   revocationRequests(): RevocationRequestRecord[];
+  /** Forgets a dynamically registered client: its id then answers invalid_client everywhere. */
+  forgetClient(clientId: string): Promise<void>;
   /** Every Dynamic Client Registration request so far (its JSON body). */
   registrationRequests(): Record<string, unknown>[];
   /** Every request to the resource API so far. */
@@ -400,6 +402,7 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
     authorizationRequests: () => authorizationLog.map((entry) => ({ ...entry })),
     revocationRequests: () => revocationLog.map((entry) => ({ ...entry })),
     registrationRequests: () => registrationLog.map((entry) => ({ ...entry })),
+    forgetClient: (clientId) => store.adapterFor('Client').destroy(clientId),
     resourceRequests: () => resourceLog.map((entry) => ({ ...entry })),
     revokeAll: () => store.revokeGrants(() => true),
     revokeGrantsOf: (accountId) => store.revokeGrants((grant) => grant.accountId === accountId),
