@@ -200,19 +200,23 @@ export class McpUpstreams {
     let renewed = false;
     let reopened = false;
     for (;;) {
+      const session = this.session(provider, current, connection);
       try {
-        return await op(await this.session(provider, current, connection));
+        return await op(await session.ready);
       } catch (error) {
+        // Concurrent calls share a session: only the one refused or forgotten is ended, and a call
+        // whose session another call ended under it (its renewal, a 404) goes once more on the next.
+        const mine = this.sessions.get(connection) === session;
         const status = httpStatus(error);
         if (status === 401 && current.renew && !renewed) {
           renewed = true;
-          this.drop(connection);
+          if (mine) this.drop(connection);
           current = await current.renew();
           continue;
         }
-        if (status === 404 && !reopened && this.sessions.has(connection)) {
+        if (!reopened && ((status === 404 && mine) || (!mine && status === undefined))) {
           reopened = true;
-          this.drop(connection);
+          if (mine) this.drop(connection);
           continue;
         }
         throw this.upstreamError(provider, error);
@@ -220,7 +224,7 @@ export class McpUpstreams {
     }
   }
 
-  private session(provider: ProviderEntry, access: ProviderAccess, connection: string): Promise<Client> {
+  private session(provider: ProviderEntry, access: ProviderAccess, connection: string): Session {
     const fingerprint = createHash('sha256')
       .update(JSON.stringify([access.credentials, access.fields]))
       .digest('hex');
@@ -229,7 +233,7 @@ export class McpUpstreams {
       // Most recently used last.
       this.sessions.delete(connection);
       this.sessions.set(connection, existing);
-      return existing.ready;
+      return existing;
     }
     if (existing) this.drop(connection);
     while (this.sessions.size >= this.deps.limits.maxSessions) {
@@ -244,7 +248,7 @@ export class McpUpstreams {
     ready.catch(() => {
       if (this.sessions.get(connection) === session) this.sessions.delete(connection);
     });
-    return ready;
+    return session;
   }
 
   private async open(provider: ProviderEntry, access: ProviderAccess, connection: string): Promise<Client> {

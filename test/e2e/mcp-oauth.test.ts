@@ -144,6 +144,8 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
     expect(results.filter((r) => r.isError).map((r) => r.content[0]?.text)).toEqual([]);
     expect(refreshes().length - before).toBe(1);
     expect(refreshes().at(-1)?.status).toBe(200);
+    // The refreshed token works upstream only because the refresh named the resource (RFC 8707):
+    // without it the authorization server binds tokens to its default resource, which the MCP server refuses.
   });
 
   it('answers re-approval needed with a link once the grant is revoked, and reconnecting through it works', async () => {
