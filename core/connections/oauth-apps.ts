@@ -30,7 +30,7 @@ export interface ResolvedApp {
 }
 
 /** Who an app belongs to: an organization of a client, or the operator (null). */
-export type AppOwner = { clientId: string; orgId: string } | null;
+type Owner = { clientId: string; orgId: string } | null;
 
 /** The OAuth endpoints of a provider: the manifest's, each overridable by configuration. */
 export interface OAuthEndpoints {
@@ -130,7 +130,7 @@ export class OAuthApps {
    */
   async upstreamClient(
     provider: string,
-    owner: AppOwner,
+    owner: Owner,
     wanted: UpstreamOAuthServer,
     credentials?: { clientId: string; clientSecret: string },
   ): Promise<ResolvedApp | undefined> {

@@ -10,7 +10,7 @@
 import { OutboundError, type OutboundClient } from '../../upstream/outbound.js';
 
 /** How long a provider's discovery is reused before it is done again. */
-export const DISCOVERY_TTL_MS = 10 * 60_000;
+const DISCOVERY_TTL_MS = 10 * 60_000;
 const METADATA_TIMEOUT_MS = 10_000;
 const METADATA_MAX_BYTES = 256 * 1024;
 
@@ -58,11 +58,6 @@ export class McpDiscovery {
       if (this.cache.get(key)?.found === found) this.cache.delete(key);
     });
     return found;
-  }
-
-  /** Forgets a provider's discovery (its authorization server changed its mind about a client). */
-  forget(provider: string): void {
-    for (const key of this.cache.keys()) if (key.startsWith(`${provider}\u0000`)) this.cache.delete(key);
   }
 
   private async run(resourceUrl: string): Promise<DiscoveredServer> {
