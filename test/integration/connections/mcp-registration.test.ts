@@ -22,6 +22,7 @@ const SERVERS: Record<string, { cimd: boolean; s256: boolean }> = {
   appnotes: { cimd: true, s256: true },
   noreg: { cimd: false, s256: true },
   plainpkce: { cimd: true, s256: false },
+  orgnotes: { cimd: true, s256: true },
 };
 
 let stand: Receiver;
@@ -57,7 +58,7 @@ function manifest(id: string): string {
 id: ${id}
 display_name: Notes ${id}
 description: Notes from a remote MCP server.
-auth: { kind: oauth2, discovery: mcp }
+auth: { kind: oauth2, discovery: mcp${id === 'orgnotes' ? ', allow_org_apps: true' : ''} }
 mcp: { url: https://mcp.notes.example/mcp }
 categories:
   - { id: notes, title: Notes, match: [{ name: "*" }] }
@@ -91,8 +92,8 @@ afterAll(async () => {
 });
 
 /** Asks connect_provider for a link, opens it on the loopback listener, and returns where it sends the browser. */
-async function authorizationUrl(provider: string): Promise<URL> {
-  const offered = await agent.callTool('connect_provider', { provider });
+async function authorizationUrl(provider: string, by: TestClient = agent): Promise<URL> {
+  const offered = await by.callTool('connect_provider', { provider });
   expect(offered.isError, offered.content[0]?.text).toBeFalsy();
   const token = /\/oauth\/start\/([A-Za-z0-9_-]+)/.exec(offered.content[0]!.text!)?.[1];
   const response = await fetch(`${tg.url}/oauth/start/${token}`, { method: 'POST', redirect: 'manual' });
@@ -147,5 +148,31 @@ describe("Toolgate's client of an upstream MCP server's authorization server", (
     expect(
       tg.logs.some((line) => line.includes('TG_MCP_AUTH_DISCOVERY_FAILED') && line.includes('plainpkce')),
     ).toBe(true);
+  });
+
+  it("is an organization's own app for its users, and the operator's choice for the other organizations", async () => {
+    const { key, id } = await tg.key('platform', 'platform-co');
+    const clientId = (await tg.gateway.keys.list()).find((k) => k.id === id)!.clientId;
+    await tg.gateway.oauthApps.set(
+      'orgnotes',
+      { clientId, orgId: 'org-1' },
+      { clientId: 'org-1-app', clientSecret: 'org-1-secret' },
+      { displayName: 'Org One' },
+    );
+    const own = await connect('2025 (v1 client)', tg.mcpUrl('?org_id=org-1&user_id=u1'), {
+      'X-API-Key': key,
+    });
+    const other = await connect('2025 (v1 client)', tg.mcpUrl('?org_id=org-2&user_id=u1'), {
+      'X-API-Key': key,
+    });
+    try {
+      expect((await authorizationUrl('orgnotes', own)).searchParams.get('client_id')).toBe('org-1-app');
+      expect((await authorizationUrl('orgnotes', other)).searchParams.get('client_id')).toBe(
+        `${BASE}/oauth/upstream-client.json`,
+      );
+    } finally {
+      await own.close();
+      await other.close();
+    }
   });
 });
