@@ -130,6 +130,21 @@ describe('server-everything as an upstream (2025-era Streamable HTTP with sessio
       await client.close();
     }
   });
+
+  it('is found by search_tools and run by call_tool (the compact surface)', async () => {
+    const client = await connectWithKey(tg, '2026-07-28', '?tools=compact');
+    try {
+      const found = text(await client.callTool('search_tools', { query: 'add two numbers sum' }));
+      expect(found).toContain('everything_get_sum (everything, no connection needed)');
+      const sum = await client.callTool('call_tool', {
+        name: 'everything_get_sum',
+        arguments: { a: 1, b: 2 },
+      });
+      expect(text(sum)).toContain('3');
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('an API key upstream (2026-07-28, stateless)', () => {
