@@ -32,7 +32,7 @@ import type { ProviderAccess, ProviderClient } from './provider-client.js';
 /** What an upstream listed for one connection, cut to the gateway's bound. */
 export interface McpToolList {
   tools: Tool[];
-  /** How many the upstream offered before the cut (more than `tools.length` when it was cut). */
+  /** How many the upstream offered in the pages read (more than `tools.length` when it was cut). */
   offered: number;
   /** How long the upstream says the list may be cached (2026-07-28 `ttlMs`), when it says. */
   ttlMs?: number;
@@ -133,7 +133,6 @@ export class McpUpstreams {
         cursor = page.nextCursor;
         // Past the bound, one more page only says there are more: stop asking.
       } while (cursor !== undefined && tools.length < limits.maxTools);
-      if (cursor !== undefined) offered += 1;
       return { tools, offered, ...(ttlMs !== undefined ? { ttlMs } : {}) };
     }).catch((error: unknown) => {
       if (deadline.aborted && !signal?.aborted)
@@ -293,7 +292,7 @@ export class McpUpstreams {
 
   private host(provider: ProviderEntry): string {
     try {
-      return new URL(this.deps.client.baseUrl(provider, undefined, { credentials: {}, fields: {} })).host;
+      return new URL(this.deps.client.baseUrl(provider, undefined, { credentials: {}, fields: {} })).hostname;
     } catch {
       return provider.id;
     }

@@ -1,6 +1,7 @@
 /**
  * Providers whose tools come from an upstream MCP server (issue 17), end to end: the reference
- * server `@modelcontextprotocol/server-everything` (2025-era sessions) and a 2026-07-28 stateless
+ * server `@modelcontextprotocol/server-everything` (2025-era sessions, and its 2024-11-05 HTTP+SSE
+ * transport) and a 2026-07-28 stateless
  * server of the v2 server SDK as upstreams, listed and called through the gateway by the real
  * clients of each generation; an API key upstream checks the header, two users each call with their
  * own key and see their own tools; list_changed from an upstream reaches the scope's client.
@@ -27,6 +28,7 @@ import { startReceiver, type Receiver } from '../../helpers/receiver.js';
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
 let everything: RunningServer;
+let everythingSse: RunningServer;
 let acme: ModernUpstream;
 let weather: Receiver;
 let tg: TestGateway;
@@ -35,8 +37,9 @@ const ACCOUNTS: Record<string, string> = { acme_alice: 'alice', acme_bob: 'bob' 
 let extraTool = false;
 
 beforeAll(async () => {
-  [everything, acme, weather] = await Promise.all([
+  [everything, everythingSse, acme, weather] = await Promise.all([
     startEverything(),
+    startEverything('sse'),
     startModernUpstream('x-acme-key', {
       tools(key) {
         const account = key === undefined ? undefined : ACCOUNTS[key];
@@ -64,12 +67,14 @@ beforeAll(async () => {
     {
       TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
       TOOLGATE_PROVIDER_EVERYTHING_BASE_URL: everything.url,
+      TOOLGATE_PROVIDER_EVERYTHING_SSE_BASE_URL: everythingSse.url,
       TOOLGATE_PROVIDER_ACME_MCP_BASE_URL: acme.url,
       TOOLGATE_PROVIDER_WEATHER_BASE_URL: weather.url,
     },
     {
       manifestFiles: [
         `${FIXTURES}mcp/everything.yaml`,
+        `${FIXTURES}mcp/everything-sse.yaml`,
         `${FIXTURES}mcp/acme-mcp.yaml`,
         `${FIXTURES}catalog/auth-none/weather.yaml`,
       ],
@@ -79,7 +84,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await tg.close();
-  await Promise.all([everything.close(), acme.close(), weather.close()]);
+  await Promise.all([everything.close(), everythingSse.close(), acme.close(), weather.close()]);
 });
 
 type Call = Awaited<ReturnType<TestClient['callTool']>>;
@@ -126,6 +131,35 @@ describe('server-everything as an upstream (2025-era Streamable HTTP with sessio
       // By annotation (readOnlyHint), and the last category takes what no selector matches.
       expect(inspected).toMatch(/Reading\n(.*\n)* {2}- everything_get_sum: /);
       expect(inspected).toMatch(/Other\n(.*\n)* {2}- everything_toggle_simulated_logging: /);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('is found by search_tools and run by call_tool (the compact surface)', async () => {
+    const client = await connectWithKey(tg, '2026-07-28', '?tools=compact');
+    try {
+      const found = text(await client.callTool('search_tools', { query: 'add two numbers sum' }));
+      expect(found).toContain('everything_get_sum (everything, no connection needed)');
+      const sum = await client.callTool('call_tool', {
+        name: 'everything_get_sum',
+        arguments: { a: 1, b: 2 },
+      });
+      expect(text(sum)).toContain('3');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('server-everything as a 2024-11-05 HTTP+SSE upstream (transport: sse)', () => {
+  it('is listed and called through the gateway', async () => {
+    const client = await connectWithKey(tg, '2025 (v2 client)', '?user_id=u-sse');
+    try {
+      expect(await client.listToolNames()).toContain('everything_sse_echo');
+      expect(text(await client.callTool('everything_sse_echo', { message: 'over sse' }))).toContain(
+        'over sse',
+      );
     } finally {
       await client.close();
     }
