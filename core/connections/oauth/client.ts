@@ -105,7 +105,7 @@ export function authorizationClient(
   const token = new URL(endpoints.tokenUrl);
   const authorize = new URL(endpoints.authorizationUrl);
   return new AuthorizationCode({
-    client: { id: app.clientId, secret: app.clientSecret },
+    client: clientCredentials(provider, app),
     auth: {
       tokenHost: token.origin,
       tokenPath: token.pathname + token.search,
@@ -119,6 +119,20 @@ export function authorizationClient(
     },
     http: tokenHttp(app, endpoints.tokenUrl, deps),
   });
+}
+
+/**
+ * simple-oauth2's client settings. A public client (`none`: Toolgate's metadata document, or a
+ * registration without a secret) sends only its client_id in the body (RFC 6749 section 3.2.1):
+ * simple-oauth2 always writes the secret parameter, so it is named client_id and carries the id.
+ */
+export function clientCredentials(
+  provider: ProviderEntry,
+  app: ResolvedApp,
+): { id: string; secret: string; secretParamName?: string } {
+  return tokenAuthMethod(provider, app) === 'none'
+    ? { id: app.clientId, secret: app.clientId, secretParamName: 'client_id' }
+    : { id: app.clientId, secret: app.clientSecret };
 }
 
 /** How an app authenticates at the token and revocation endpoints. */

@@ -7,6 +7,7 @@ import type { ProviderAccess } from '../../upstream/provider-client.js';
 import { oauthEndpoints, type ResolvedApp } from '../oauth-apps.js';
 import {
   authorizationClient,
+  clientCredentials,
   expiryOf,
   ReapprovalNeededError,
   resourceParams,
@@ -252,7 +253,7 @@ export class OAuthTokens {
     const hint = access.credentials.refresh_token ? 'refresh_token' : 'access_token';
     try {
       const client = new AuthorizationCode({
-        client: { id: app.clientId, secret: app.clientSecret },
+        client: clientCredentials(provider, app),
         auth: { tokenHost: revocation.origin, revokePath: revocation.pathname + revocation.search },
         options: {
           authorizationMethod: tokenAuthMethod(provider, app) === 'client_secret_basic' ? 'header' : 'body',
