@@ -67,7 +67,7 @@ async function exchange(client: ResolvedApp) {
     code: 'code-1',
     redirect_uri: 'https://toolgate.example/oauth/callback',
     ...resourceParams(client),
-  } as never);
+  });
   const request = endpoint.received.at(-1)!;
   return {
     form: Object.fromEntries(new URLSearchParams(request.body)),
