@@ -63,6 +63,8 @@ interface Entry {
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
 
+/** Connections whose lists are kept at once; the oldest go first beyond it (a bound, not a tuning). */
+const MAX_LISTS = 10_000;
 /** Catalogs with a scope's listed tools kept at once (see withListedTools); a bound, not a tuning. */
 const MAX_SCOPED_CATALOGS = 100;
 
@@ -108,6 +110,8 @@ export class McpToolLists {
       scope: shared ? null : scope,
       provider: provider.id,
     };
+    this.entries.delete(key);
+    if (this.entries.size >= MAX_LISTS) this.entries.delete(this.entries.keys().next().value ?? '');
     this.entries.set(key, entry);
     const listing = await entry.listing;
     if (this.entries.get(key) === entry) {
