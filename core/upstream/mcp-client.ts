@@ -131,7 +131,7 @@ export class McpUpstreams {
         const ttl = (page as { ttlMs?: unknown }).ttlMs;
         if (typeof ttl === 'number' && ttl >= 0) ttlMs = Math.min(ttl, ttlMs ?? ttl);
         cursor = page.nextCursor;
-        // Past the bound, one more page only says there are more: stop asking.
+        // Past the bound no further page is asked for: `offered` then counts the pages read.
       } while (cursor !== undefined && tools.length < limits.maxTools);
       return { tools, offered, ...(ttlMs !== undefined ? { ttlMs } : {}) };
     }).catch((error: unknown) => {
