@@ -49,15 +49,22 @@ export const MIN_TTL_MS = 1_000;
 export const FAILURE_TTL_MS = 30_000;
 
 interface Entry {
-  /** Resolves to the listing and how long to keep it; replaced when it expires. */
-  listing: Promise<McpListing & { ttl: number }>;
+  /**
+   * Resolves to the listing and how long to keep it (undefined: no usable connection, not kept);
+   * replaced when it expires. Set before it resolves, so concurrent callers share one listing.
+   */
+  listing: Promise<(McpListing & { ttl: number }) | undefined>;
   expiresAt: number;
+  /** The provider's manifest it was listed for: a reload that changes it (categories) lists again. */
+  contentHash: string;
   scope: Scope | null;
   provider: string;
 }
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
 
+/** Connections whose lists are kept at once; the oldest go first beyond it (a bound, not a tuning). */
+const MAX_LISTS = 10_000;
 /** Catalogs with a scope's listed tools kept at once (see withListedTools); a bound, not a tuning. */
 const MAX_SCOPED_CATALOGS = 100;
 
@@ -94,20 +101,37 @@ export class McpToolLists {
     const shared = provider.auth.kind === 'none';
     const key = connectionKey(shared ? null : scope, provider.id);
     const cached = this.entries.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.listing;
-    const access = shared ? NO_ACCESS : await this.access(scope, provider);
-    if (!access) return undefined;
-    const previous = cached && (await cached.listing);
+    if (cached && cached.expiresAt > Date.now() && cached.contentHash === provider.contentHash)
+      return cached.listing;
     const entry: Entry = {
-      listing: this.list(provider, access, key, previous),
+      listing: this.fetch(scope, provider, key, cached),
       expiresAt: Number.POSITIVE_INFINITY,
+      contentHash: provider.contentHash,
       scope: shared ? null : scope,
       provider: provider.id,
     };
+    this.entries.delete(key);
+    if (this.entries.size >= MAX_LISTS) this.entries.delete(this.entries.keys().next().value ?? '');
     this.entries.set(key, entry);
     const listing = await entry.listing;
-    entry.expiresAt = Date.now() + (listing.error ? FAILURE_TTL_MS : listing.ttl);
+    if (this.entries.get(key) === entry) {
+      if (listing) entry.expiresAt = Date.now() + (listing.error ? FAILURE_TTL_MS : listing.ttl);
+      else this.entries.delete(key);
+    }
     return listing;
+  }
+
+  /** Lists with the scope's access, the previous list at hand should the upstream fail now. */
+  private async fetch(
+    scope: Scope,
+    provider: ProviderEntry,
+    key: string,
+    cached: Entry | undefined,
+  ): Promise<(McpListing & { ttl: number }) | undefined> {
+    const access = provider.auth.kind === 'none' ? NO_ACCESS : await this.access(scope, provider);
+    if (!access) return undefined;
+    const previous = cached?.contentHash === provider.contentHash ? await cached.listing : undefined;
+    return this.list(provider, access, key, previous);
   }
 
   /**

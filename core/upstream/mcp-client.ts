@@ -11,7 +11,7 @@
  * credentials changed (a refreshed token, a reconnect) is replaced. A 401 with renewable access (an
  * OAuth2 token) renews it once and tries again, as ProviderClient.transmit does for REST calls.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   Client,
   ProtocolError,
@@ -131,7 +131,7 @@ export class McpUpstreams {
         const ttl = (page as { ttlMs?: unknown }).ttlMs;
         if (typeof ttl === 'number' && ttl >= 0) ttlMs = Math.min(ttl, ttlMs ?? ttl);
         cursor = page.nextCursor;
-        // Past the bound, one more page only says there are more: stop asking.
+        // Past the bound no further page is asked for: `offered` then counts the pages read.
       } while (cursor !== undefined && tools.length < limits.maxTools);
       return { tools, offered, ...(ttlMs !== undefined ? { ttlMs } : {}) };
     }).catch((error: unknown) => {
@@ -163,7 +163,7 @@ export class McpUpstreams {
    * own, closed after. Rejects as a call would (UpstreamHttpError 401 for a refused key).
    */
   async check(provider: ProviderEntry, access: ProviderAccess): Promise<McpToolList> {
-    const key = `check\u0000${provider.id}\u0000${Math.random()}`;
+    const key = `check\u0000${provider.id}\u0000${randomUUID()}`;
     try {
       const { credentials, fields } = access;
       return await this.listTools(provider, { credentials, fields }, key);

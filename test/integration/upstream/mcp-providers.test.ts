@@ -30,14 +30,17 @@ const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 let everything: RunningServer;
 let everythingSse: RunningServer;
 let acme: ModernUpstream;
+let acmeOAuth: ModernUpstream;
 let weather: Receiver;
 let tg: TestGateway;
 /** Keys the loopback Acme server accepts, and the account each belongs to. */
 const ACCOUNTS: Record<string, string> = { acme_alice: 'alice', acme_bob: 'bob' };
 let extraTool = false;
+/** Whether the OAuth upstream still accepts the token it issued ("good"). */
+let tokenValid = true;
 
 beforeAll(async () => {
-  [everything, everythingSse, acme, weather] = await Promise.all([
+  [everything, everythingSse, acme, acmeOAuth, weather] = await Promise.all([
     startEverything(),
     startEverything('sse'),
     startModernUpstream('x-acme-key', {
@@ -57,6 +60,10 @@ beforeAll(async () => {
           structuredContent: { account: ACCOUNTS[key ?? ''] ?? null },
         }),
     }),
+    startModernUpstream('authorization', {
+      tools: (bearer) => (bearer === 'Bearer good' && tokenValid ? [upstreamTool('ping')] : undefined),
+      call: () => Promise.resolve({ content: [{ type: 'text', text: 'pong' }] }),
+    }),
     startReceiver(() => ({
       status: 200,
       headers: { 'content-type': 'application/json' },
@@ -69,6 +76,9 @@ beforeAll(async () => {
       TOOLGATE_PROVIDER_EVERYTHING_BASE_URL: everything.url,
       TOOLGATE_PROVIDER_EVERYTHING_SSE_BASE_URL: everythingSse.url,
       TOOLGATE_PROVIDER_ACME_MCP_BASE_URL: acme.url,
+      TOOLGATE_PROVIDER_ACME_OAUTH_MCP_BASE_URL: acmeOAuth.url,
+      TOOLGATE_PROVIDER_ACME_OAUTH_MCP_CLIENT_ID: 'toolgate-test',
+      TOOLGATE_PROVIDER_ACME_OAUTH_MCP_CLIENT_SECRET: 'test-secret',
       TOOLGATE_PROVIDER_WEATHER_BASE_URL: weather.url,
     },
     {
@@ -76,6 +86,7 @@ beforeAll(async () => {
         `${FIXTURES}mcp/everything.yaml`,
         `${FIXTURES}mcp/everything-sse.yaml`,
         `${FIXTURES}mcp/acme-mcp.yaml`,
+        `${FIXTURES}mcp/acme-oauth-mcp.yaml`,
         `${FIXTURES}catalog/auth-none/weather.yaml`,
       ],
     },
@@ -84,7 +95,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await tg.close();
-  await Promise.all([everything.close(), everythingSse.close(), acme.close(), weather.close()]);
+  await Promise.all([
+    everything.close(),
+    everythingSse.close(),
+    acme.close(),
+    acmeOAuth.close(),
+    weather.close(),
+  ]);
 });
 
 type Call = Awaited<ReturnType<TestClient['callTool']>>;
@@ -242,7 +259,36 @@ describe('an API key upstream (2026-07-28, stateless)', () => {
       await client.close();
     }
   });
+});
 
+describe('an OAuth2 upstream (2026-07-28)', () => {
+  it('answers an OAuth2 token the upstream refuses with the re-approval message and a link', async () => {
+    const { key } = await tg.key('client', 'oauth-user');
+    const clientId = (await tg.gateway.keys.list()).find((k) => k.clientName === 'oauth-user')!.clientId;
+    const scope = { clientId, orgId: null, userId: 'dave' };
+    await tg.gateway.connections.store(
+      scope,
+      'acme-oauth-mcp',
+      { credentials: { access_token: 'good' }, fields: {} },
+      null,
+    );
+    const client = await connect('2026-07-28', tg.mcpUrl('?user_id=dave'), { 'X-API-Key': key });
+    try {
+      expect(text(await client.callTool('acme_oauth_mcp_ping'))).toBe('pong');
+      // The upstream revokes the token; with no refresh token it cannot be renewed.
+      tokenValid = false;
+      const refused = await client.callTool('acme_oauth_mcp_ping');
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(
+        /The Acme OAuth MCP connection must be re-approved(.|\n)*open this link(.|\n)*\/oauth\//,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('alongside REST providers', () => {
   it('leaves a REST provider of the same gateway working', async () => {
     const client = await connectWithKey(tg, '2026-07-28', '');
     try {
