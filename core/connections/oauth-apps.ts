@@ -3,7 +3,7 @@ import { providerSetting, type Config } from '../config.js';
 import type { Keyring } from '../keyring.js';
 import type { AuditLog } from '../store/audit-log.js';
 import { newId } from '../store/ids.js';
-import type { Branding, OAuthAppRecord, Store } from '../store/types.js';
+import type { Branding, OAuthAppRecord, Store, UpstreamOAuthServer } from '../store/types.js';
 import type { Scope } from '../domain.js';
 
 const SECRET_PURPOSE = 'toolgate/oauth-app-secret';
@@ -25,7 +25,12 @@ export interface ResolvedApp {
   branding: Branding | null;
   /** The organization that brought this app, when it is an org's own. */
   orgId: string | null;
+  /** An upstream MCP server's authorization server and how this app is its client; null for a manifest's endpoints. */
+  server: UpstreamOAuthServer | null;
 }
+
+/** Who an app belongs to: an organization of a client, or the operator (null). */
+type Owner = { clientId: string; orgId: string } | null;
 
 /** The OAuth endpoints of a provider: the manifest's, each overridable by configuration. */
 export interface OAuthEndpoints {
@@ -37,9 +42,16 @@ export interface OAuthEndpoints {
 export function oauthEndpoints(provider: ProviderEntry, config: Config): OAuthEndpoints {
   const auth = provider.spec.auth;
   if (auth.kind !== 'oauth2') throw new Error(`${provider.id} is not an OAuth2 provider`);
+  const authorizationUrl =
+    providerSetting(config, provider.id, 'AUTHORIZATION_URL') ?? auth.authorization_url;
+  const tokenUrl = providerSetting(config, provider.id, 'TOKEN_URL') ?? auth.token_url;
+  if (authorizationUrl === undefined || tokenUrl === undefined)
+    throw new Error(
+      `${provider.id} discovers its OAuth endpoints from its MCP server (discovery: mcp): they come with its app (ResolvedApp.server), not from the manifest`,
+    );
   return {
-    authorizationUrl: providerSetting(config, provider.id, 'AUTHORIZATION_URL') ?? auth.authorization_url,
-    tokenUrl: providerSetting(config, provider.id, 'TOKEN_URL') ?? auth.token_url,
+    authorizationUrl,
+    tokenUrl,
     revocationUrl: providerSetting(config, provider.id, 'REVOCATION_URL') ?? auth.revocation_url,
   };
 }
@@ -77,6 +89,7 @@ export class OAuthApps {
         ...appSecretBinding(id, provider),
       ),
       branding,
+      server: null,
     });
     this.audit.record({
       event: 'oauth_app_changed',
@@ -109,7 +122,58 @@ export class OAuthApps {
     return record && record.provider === provider ? this.resolve(record) : undefined;
   }
 
-  private resolve(record: OAuthAppRecord): ResolvedApp {
+  /**
+   * Toolgate's client of an upstream authorization server for this owner: the current one when it
+   * was made the same way for the same endpoints, else a new one (superseding it) with `credentials`,
+   * or with the current one's credentials when none are given (a registration reused). Undefined
+   * when there is nothing to reuse.
+   */
+  async upstreamClient(
+    provider: string,
+    owner: Owner,
+    wanted: UpstreamOAuthServer,
+    credentials?: { clientId: string; clientSecret: string },
+  ): Promise<ResolvedApp | undefined> {
+    const current = await this.store.oauthApps.current(provider, owner, wanted.issuer);
+    const reusable = current?.server?.method === wanted.method ? current : undefined;
+    // Reused credentials keep the way the server agreed they authenticate.
+    const server =
+      credentials === undefined && reusable?.server
+        ? { ...wanted, authMethod: reusable.server.authMethod }
+        : wanted;
+    if (
+      reusable &&
+      JSON.stringify(reusable.server) === JSON.stringify(server) &&
+      (credentials === undefined || credentials.clientId === reusable.oauthClientId)
+    )
+      return this.resolve(reusable);
+    const given = credentials ?? (reusable && (await this.resolve(reusable)));
+    if (!given) return undefined;
+    const id = newId('app');
+    await this.store.oauthApps.put({
+      id,
+      provider,
+      clientId: owner?.clientId ?? null,
+      orgId: owner?.orgId ?? null,
+      oauthClientId: given.clientId,
+      clientSecret: this.keyring.seal(Buffer.from(given.clientSecret), ...appSecretBinding(id, provider)),
+      branding: null,
+      server,
+    });
+    return this.byId(id, provider);
+  }
+
+  /** Stops using a client its authorization server no longer knows: the next connection registers anew. */
+  async forget(app: ResolvedApp): Promise<void> {
+    if (app.server?.method === 'dcr') await this.store.oauthApps.supersede(app.id);
+  }
+
+  private async resolve(record: OAuthAppRecord): Promise<ResolvedApp | undefined> {
+    // An app set by the operator or an org, bound to an upstream server: its credentials are that app's.
+    if (record.server?.method === 'app' && record.server.app !== null) {
+      const bound = await this.byId(record.server.app, record.provider);
+      return bound && { ...bound, id: record.id, server: record.server };
+    }
     return {
       id: record.id,
       clientId: record.oauthClientId,
@@ -118,6 +182,7 @@ export class OAuthApps {
         .toString('utf8'),
       branding: record.branding,
       orgId: record.orgId,
+      server: record.server,
     };
   }
 
@@ -125,6 +190,6 @@ export class OAuthApps {
     const clientId = providerSetting(this.config, provider, 'CLIENT_ID');
     const clientSecret = providerSetting(this.config, provider, 'CLIENT_SECRET');
     if (clientId === undefined || clientSecret === undefined) return undefined;
-    return { id: `env:${provider}`, clientId, clientSecret, branding: null, orgId: null };
+    return { id: `env:${provider}`, clientId, clientSecret, branding: null, orgId: null, server: null };
   }
 }

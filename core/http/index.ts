@@ -71,7 +71,7 @@ export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
     idpRecords: store.identityProviders,
   });
   connectPageRoutes(app, { catalog, connections });
-  oauthRoutes(app, deps.oauth);
+  oauthRoutes(app, deps.oauth, config);
   healthRoutes(app, { store, catalog, processes: deps.processes, self: deps.self });
   adminRoutes(app, config, operations);
   metricsRoutes(app, config, deps.telemetry.metrics);

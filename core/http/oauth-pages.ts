@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProviderEntry } from '../catalog/types.js';
-import type { OAuthFlows } from '../connections/oauth/index.js';
+import { CLIENT_DOCUMENT_PATH, clientDocument, type OAuthFlows } from '../connections/oauth/index.js';
+import type { Config } from '../config.js';
 import type { Branding } from '../store/types.js';
 import { html, LINK_GONE, page, sendPage, whoFor, type Html } from './html.js';
 import type { Scope } from '../domain.js';
@@ -63,7 +64,16 @@ export function consentStart(info: ConsentStart, action?: string): Html {
  * provider (the link is used up on that step, not by a mere visit); `/oauth/callback` is the one
  * redirect URI of every provider. Both carry the organization's branding when its own app is used.
  */
-export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows): void {
+export function oauthRoutes(app: FastifyInstance, oauth: OAuthFlows, config: Config): void {
+  // Toolgate's Client ID Metadata Document: upstream authorization servers that fetch them know
+  // Toolgate by this URL (issue 17). Public by nature; cacheable for an hour.
+  const document = JSON.stringify(clientDocument(config));
+  app.get(CLIENT_DOCUMENT_PATH, async (_request, reply) =>
+    reply
+      .header('content-type', 'application/json')
+      .header('cache-control', 'public, max-age=3600')
+      .send(document),
+  );
   app.get<{ Params: { token: string } }>('/oauth/start/:token', async (request, reply) => {
     const info = await oauth.consent.startInfo(request.params.token);
     if (!info) return sendPage(reply, 410, LINK_GONE);

@@ -9,6 +9,7 @@ import type {
   NewToolPolicy,
   ReportRecord,
   ToolPolicyRecord,
+  UpstreamOAuthServer,
 } from './types.js';
 
 /*
@@ -152,6 +153,8 @@ export interface OAuthAppRow {
   oauth_client_id: string;
   client_secret: string;
   branding: string | null;
+  issuer: string;
+  server: string | null;
   created_at: string;
   superseded_at: string | null;
 }
@@ -165,6 +168,7 @@ export function oauthAppRecord(row: OAuthAppRow): OAuthAppRecord {
     oauthClientId: row.oauth_client_id,
     clientSecret: row.client_secret,
     branding: row.branding === null ? null : (JSON.parse(row.branding) as Branding),
+    server: row.server === null ? null : (JSON.parse(row.server) as UpstreamOAuthServer),
     createdAt: row.created_at,
     supersededAt: row.superseded_at,
   };

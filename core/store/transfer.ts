@@ -95,7 +95,7 @@ const TABLES: readonly Table[] = [
     name: 'oauth_apps',
     key: 'id',
     columns:
-      'id, provider, client_id, org_id, oauth_client_id, client_secret, branding, created_at, superseded_at',
+      'id, provider, client_id, org_id, oauth_client_id, client_secret, branding, issuer, server, created_at, superseded_at',
   },
   { name: 'admin_credentials', key: 'name', columns: 'name, password_hash, updated_at' },
   {

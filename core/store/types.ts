@@ -119,8 +119,34 @@ export interface OAuthAppRecord {
   /** Sealed. */
   clientSecret: string;
   branding: Branding | null;
+  /**
+   * Null for an app the operator or an organization set. Otherwise the row is a client of an
+   * upstream MCP server's authorization server (issue 17): registered by Toolgate (DCR), named by
+   * Toolgate's metadata document (CIMD), or an app above bound to that server; it holds what consent,
+   * refresh and revocation need, so none of them depends on discovering the server again.
+   */
+  server: UpstreamOAuthServer | null;
   createdAt: string;
   supersededAt: string | null;
+}
+
+/** An upstream MCP server's authorization server as discovered, and how Toolgate is its client. */
+export interface UpstreamOAuthServer {
+  /** How the client id came about: an app set by the operator or an org, a metadata document, a registration. */
+  method: 'app' | 'cimd' | 'dcr';
+  /** The authorization server's issuer (RFC 8414); registered clients are kept per provider and issuer. */
+  issuer: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  revocationUrl: string | null;
+  /** How the client authenticates at the token endpoint. */
+  authMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+  /** The RFC 8707 resource indicator sent in authorization and token requests: the upstream MCP server. */
+  resource: string;
+  /** Scopes asked for when the manifest names none (from the upstream's challenge or metadata). */
+  scopes: string[];
+  /** method `app`: the id of the app whose client id and secret are used. */
+  app: string | null;
 }
 
 /** A connection whose access token expires soon, for the refresh scheduler. */
@@ -291,12 +317,19 @@ export interface OAuthAppStore {
   put(app: Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>): Promise<void>;
   /** Updates the branding of an app in place (branding never changes which app minted a token). */
   setBranding(id: string, branding: Branding | null): Promise<boolean>;
-  /** The owner's current (not superseded) app of a provider. */
+  /**
+   * The owner's current (not superseded) app of a provider: the app the operator or org set, or with
+   * `issuer`, the client of that upstream authorization server (UpstreamOAuthServer).
+   */
   current(
     provider: string,
     owner: { clientId: string; orgId: string } | null,
+    issuer?: string,
   ): Promise<OAuthAppRecord | undefined>;
   get(id: string): Promise<OAuthAppRecord | undefined>;
+  /** Marks an app superseded (an authorization server forgot the client it registered); false if it was not current. */
+  supersede(id: string): Promise<boolean>;
+  /** Every app the operator and organizations set (not upstream clients), superseded ones included. */
   list(): Promise<OAuthAppRecord[]>;
 }
 

@@ -5,10 +5,12 @@
  * the global fetch, which costs several times the CPU per call.
  */
 import { lookup as dnsLookup } from 'node:dns';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
 
@@ -36,6 +38,8 @@ export interface OutboundRequest {
   body?: string | Buffer;
   /** Overrides the client's default deadline for this call. */
   timeoutMs?: number;
+  /** Overrides the client's cap on the kept response body for this call (a smaller one for metadata). */
+  maxResponseBytes?: number;
   /** The caller's cancellation (e.g. the MCP request was cancelled); rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -106,6 +110,18 @@ export class OutboundNetworkError extends OutboundError {
   }
 }
 
+/** A response body was longer than the caller accepts; the rest was not read. */
+export class OutboundTooLargeError extends OutboundError {
+  override readonly name = 'OutboundTooLargeError';
+
+  constructor(
+    host: string,
+    readonly maxBytes: number,
+  ) {
+    super(host, `${host} answered with more than ${Math.round(maxBytes / 2 ** 20)} MB`);
+  }
+}
+
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 // Headers that may follow a redirect to another origin. An allowlist, not a denylist, because a
@@ -127,6 +143,7 @@ export class OutboundClient {
   // Connects anywhere: used when private networks are allowed, and for trusted origins.
   readonly #open: Agent;
   readonly #trusted: ReadonlySet<string>;
+  readonly #nodeAgents: { http?: HttpAgent; https?: HttpsAgent } = {};
 
   constructor(options: OutboundOptions) {
     this.#options = options;
@@ -163,7 +180,12 @@ export class OutboundClient {
         const location = REDIRECT_STATUSES.has(response.statusCode)
           ? firstValue(response.headers.location)
           : undefined;
-        if (location === undefined) return await readResponse(response, url, this.#options.maxResponseBytes);
+        if (location === undefined)
+          return await readResponse(
+            response,
+            url,
+            request.maxResponseBytes ?? this.#options.maxResponseBytes,
+          );
 
         await response.body.dump();
         if (hop === this.#options.maxRedirects)
@@ -190,8 +212,54 @@ export class OutboundClient {
     }
   }
 
+  /**
+   * A Node agent for a library that brings its own HTTP client (simple-oauth2, for the token and
+   * revocation endpoints an upstream's metadata named): it connects only to addresses that pass the
+   * guard, as `send` does. Undefined where the guard is off. Throws {@link OutboundBlockedError} for
+   * a URL that is invalid or names a special-purpose IP address; the library must not follow redirects.
+   */
+  nodeAgent(raw: string): HttpAgent | undefined {
+    const url = parseTarget(raw);
+    if (this.#options.allowPrivateNetwork || this.#trusted.has(url.origin)) return undefined;
+    const literal = bareHost(url.hostname);
+    if (isIP(literal) !== 0) assertPublic(literal, literal);
+    const options = { keepAlive: true, lookup: guardLookup(this.#options.lookup ?? dnsLookup) };
+    if (url.protocol === 'https:') return (this.#nodeAgents.https ??= new HttpsAgent(options));
+    return (this.#nodeAgents.http ??= new HttpAgent(options));
+  }
+
+  /**
+   * A WHATWG `fetch` through the same guard and connection pools, for an SDK that takes one (the
+   * MCP client of upstream MCP servers). The body streams (an event stream stays open as long as
+   * the server keeps it), at most `maxBytes` of it are read before it fails with
+   * {@link OutboundTooLargeError}; a redirect is returned, not followed, so the caller's next
+   * request for it passes the guard again. The caller's `signal` is its deadline.
+   */
+  fetch(maxBytes: number): (input: string | URL, init?: RequestInit) => Promise<Response> {
+    return async (input, init = {}) => {
+      const url = parseTarget(input instanceof URL ? input.href : input);
+      const open = this.#options.allowPrivateNetwork || this.#trusted.has(url.origin);
+      const literal = bareHost(url.hostname);
+      if (!open && isIP(literal) !== 0) assertPublic(literal, literal);
+      let response: Response;
+      try {
+        response = await undiciFetch(url, {
+          ...(init as unknown as Parameters<typeof undiciFetch>[1]),
+          redirect: 'manual',
+          dispatcher: open ? this.#open : this.#guarded,
+        });
+      } catch (error) {
+        if (init.signal?.aborted) throw error;
+        throw toOutboundError(error, url.hostname, this.#options.timeoutMs);
+      }
+      return capped(response, url.hostname, maxBytes);
+    };
+  }
+
   /** Closes the pooled connections; in-flight requests finish first. */
   async close(): Promise<void> {
+    this.#nodeAgents.http?.destroy();
+    this.#nodeAgents.https?.destroy();
     await Promise.all([this.#guarded.close(), this.#open.close()]);
   }
 
@@ -463,6 +531,24 @@ function readResponse(
   });
 }
 
+/** `response` whose body fails with OutboundTooLargeError once more than `maxBytes` arrived. */
+function capped(response: Response, host: string, maxBytes: number): Response {
+  if (response.body === null || [204, 205, 304].includes(response.status)) return response;
+  let size = 0;
+  const limit = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      size += chunk.byteLength;
+      if (size > maxBytes) controller.error(new OutboundTooLargeError(host, maxBytes));
+      else controller.enqueue(chunk);
+    },
+  });
+  return new Response(response.body.pipeThrough(limit), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
 function toOutboundError(error: unknown, host: string, timeoutMs: number): unknown {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof OutboundError) return cause;
@@ -473,9 +559,13 @@ function toOutboundError(error: unknown, host: string, timeoutMs: number): unkno
   return new OutboundNetworkError(host, code ?? 'NETWORK_ERROR', { cause: error });
 }
 
+/** The system or undici code of a failure, or of its cause (fetch reports one as `fetch failed`). */
 function errorCode(error: unknown): string | undefined {
-  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
-  return typeof code === 'string' ? code : undefined;
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
 }
 
 const NETWORK_CODE_TEXT: Readonly<Record<string, string>> = {

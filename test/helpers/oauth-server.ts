@@ -56,6 +56,10 @@ export interface AuthServerOptions {
   accessTokenTtlSeconds?: number;
   /** Refresh-token lifetime in seconds (default 14 days). */
   refreshTokenTtlSeconds?: number;
+  /** Dynamic Client Registration (RFC 7591) at `${issuer}/reg`, open to anyone (default off). */
+  registration?: boolean;
+  /** More resource indicators (RFC 8707) the server issues tokens for, besides `resourceUrl`. */
+  resources?: string[];
 }
 
 export interface TokenRequestRecord {
@@ -115,6 +119,10 @@ export interface AuthServer {
   authorizationRequests(): { params: Record<string, string>; at: number }[];
   /** Every revocation endpoint request so far. */
   revocationRequests(): RevocationRequestRecord[];
+  /** Forgets a dynamically registered client: its id then answers invalid_client everywhere. */
+  forgetClient(clientId: string): Promise<void>;
+  /** Every Dynamic Client Registration request so far (its JSON body). */
+  registrationRequests(): Record<string, unknown>[];
   /** Every request to the resource API so far. */
   resourceRequests(): ResourceRequestRecord[];
   /** Destroys every grant with its tokens: refresh → invalid_grant, /me → 401. Returns the count. */
@@ -151,6 +159,7 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
   const tokenWaiters: { count: number; resolve: () => void }[] = [];
   const authorizationLog: { params: Record<string, string>; at: number }[] = [];
   const revocationLog: RevocationRequestRecord[] = [];
+  const registrationLog: Record<string, unknown>[] = [];
   const resourceLog: ResourceRequestRecord[] = [];
   const failures: TokenFailure[] = [];
   let hold: Promise<void> | undefined;
@@ -193,13 +202,15 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
     features: {
       devInteractions: { enabled: true },
       revocation: { enabled: true },
+      registration: { enabled: options.registration === true },
       introspection: { enabled: true, allowedPolicy: () => true },
       resourceIndicators: {
         enabled: true,
         defaultResource: (_ctx, _client, oneOf) => oneOf ?? resourceUrl,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resourceIndicator) => {
-          if (resourceIndicator !== resourceUrl) throw new errors.InvalidTarget();
+          if (resourceIndicator !== resourceUrl && !options.resources?.includes(resourceIndicator))
+            throw new errors.InvalidTarget();
           return {
             scope: (grantable ? apiScopes.filter((s) => grantable?.includes(s)) : apiScopes).join(' '),
             accessTokenFormat: 'opaque',
@@ -248,6 +259,15 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
     const url = new URL(req.url ?? '/', issuer);
     if (req.method === 'GET' && url.pathname === '/auth') {
       authorizationLog.push({ params: Object.fromEntries(url.searchParams), at: Date.now() });
+    }
+    if (req.method === 'POST' && url.pathname === '/reg') {
+      readBody(req)
+        .then((body) => {
+          registrationLog.push(JSON.parse(body.toString('utf8')) as Record<string, unknown>);
+          void handle(replay(req, body), res);
+        })
+        .catch(() => req.socket.destroy());
+      return;
     }
     if (req.method === 'POST' && (url.pathname === '/token' || url.pathname === '/token/revocation')) {
       // Only a client that gives up mid-body makes this fail; its connection is gone already.
@@ -381,6 +401,8 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
     },
     authorizationRequests: () => authorizationLog.map((entry) => ({ ...entry })),
     revocationRequests: () => revocationLog.map((entry) => ({ ...entry })),
+    registrationRequests: () => registrationLog.map((entry) => ({ ...entry })),
+    forgetClient: (clientId) => store.adapterFor('Client').destroy(clientId),
     resourceRequests: () => resourceLog.map((entry) => ({ ...entry })),
     revokeAll: () => store.revokeGrants(() => true),
     revokeGrantsOf: (accountId) => store.revokeGrants((grant) => grant.accountId === accountId),

@@ -6,6 +6,7 @@ import type { Lock } from '../../coordination/lock.js';
 import type { Keyring } from '../../keyring.js';
 import type { PluginRegistry } from '../../catalog/plugins/registry.js';
 import type { Store } from '../../store/types.js';
+import { OutboundBlockedError, type OutboundClient } from '../../upstream/outbound.js';
 import type { ProviderClient } from '../../upstream/provider-client.js';
 import { oauthEndpoints, type OAuthApps, type ResolvedApp } from '../oauth-apps.js';
 import type { ConnectionService } from '../service.js';
@@ -35,6 +36,8 @@ export interface OAuthDeps {
   apps: OAuthApps;
   connections: ConnectionService;
   client: ProviderClient;
+  /** Discovery, registration, and token requests to endpoints an upstream's metadata named. */
+  outbound: OutboundClient;
   plugins: PluginRegistry;
   catalog: { readonly current: { providers: ReadonlyMap<string, ProviderEntry> } };
   config: Config;
@@ -56,11 +59,15 @@ const DEFINITIVE_ERRORS = new Set([
 
 export interface TokenFailure {
   definitive: boolean;
+  /** The OAuth error code the server answered (invalid_grant, invalid_client, ...), when it did. */
+  code?: string;
   description: string;
 }
 
 /** Reads what simple-oauth2 (Boom errors from @hapi/wreck) says about a failed token request. */
 export function tokenFailure(error: unknown): TokenFailure {
+  // A discovered endpoint the outbound guard refuses stays refused: approving again rediscovers.
+  if (error instanceof OutboundBlockedError) return { definitive: true, description: error.message };
   const boom = error as { isBoom?: boolean; output?: { statusCode?: number }; data?: { payload?: unknown } };
   if (boom.isBoom && boom.output?.statusCode !== undefined) {
     const status = boom.output.statusCode;
@@ -73,7 +80,11 @@ export function tokenFailure(error: unknown): TokenFailure {
     const detail = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
     const definitive =
       (code !== undefined && DEFINITIVE_ERRORS.has(code)) || status === 400 || status === 401;
-    return { definitive, description: `HTTP ${status}${code ? ` ${code}` : ''}${detail}` };
+    return {
+      definitive,
+      ...(code !== undefined ? { code } : {}),
+      description: `HTTP ${status}${code ? ` ${code}` : ''}${detail}`,
+    };
   }
   return { definitive: false, description: (error as Error).message };
 }
@@ -86,15 +97,15 @@ export function redirectUri(config: Config): string {
 export function authorizationClient(
   provider: ProviderEntry,
   app: ResolvedApp,
-  config: Config,
+  deps: Pick<OAuthDeps, 'config' | 'outbound'>,
 ): AuthorizationCode {
   const auth = provider.spec.auth;
   if (auth.kind !== 'oauth2') throw new Error(`${provider.id} is not an OAuth2 provider`);
-  const endpoints = oauthEndpoints(provider, config);
+  const endpoints = app.server ?? oauthEndpoints(provider, deps.config);
   const token = new URL(endpoints.tokenUrl);
   const authorize = new URL(endpoints.authorizationUrl);
   return new AuthorizationCode({
-    client: { id: app.clientId, secret: app.clientSecret },
+    client: clientCredentials(provider, app),
     auth: {
       tokenHost: token.origin,
       tokenPath: token.pathname + token.search,
@@ -102,12 +113,58 @@ export function authorizationClient(
       authorizePath: authorize.pathname,
     },
     options: {
-      authorizationMethod: auth.token_request?.auth_method === 'client_secret_post' ? 'body' : 'header',
-      bodyFormat: auth.token_request?.body_format === 'json' ? 'json' : 'form',
+      authorizationMethod: tokenAuthMethod(provider, app) === 'client_secret_basic' ? 'header' : 'body',
+      bodyFormat: !app.server && auth.token_request?.body_format === 'json' ? 'json' : 'form',
       scopeSeparator: auth.scopes?.separator ?? ' ',
     },
-    http: { timeout: TOKEN_TIMEOUT_MS },
+    http: tokenHttp(app, endpoints.tokenUrl, deps),
   });
+}
+
+/**
+ * simple-oauth2's client settings. A public client (`none`: Toolgate's metadata document, or a
+ * registration without a secret) sends only its client_id in the body (RFC 6749 section 3.2.1):
+ * simple-oauth2 always writes the secret parameter, so it is named client_id and carries the id.
+ */
+export function clientCredentials(
+  provider: ProviderEntry,
+  app: ResolvedApp,
+): { id: string; secret: string; secretParamName?: string } {
+  return tokenAuthMethod(provider, app) === 'none'
+    ? { id: app.clientId, secret: app.clientId, secretParamName: 'client_id' }
+    : { id: app.clientId, secret: app.clientSecret };
+}
+
+/** How an app authenticates at the token and revocation endpoints. */
+export function tokenAuthMethod(
+  provider: ProviderEntry,
+  app: ResolvedApp,
+): 'client_secret_basic' | 'client_secret_post' | 'none' {
+  if (app.server) return app.server.authMethod;
+  const auth = provider.spec.auth;
+  return auth.kind === 'oauth2' && auth.token_request?.auth_method === 'client_secret_post'
+    ? 'client_secret_post'
+    : 'client_secret_basic';
+}
+
+/**
+ * simple-oauth2's HTTP options for a request to `url`. An endpoint an upstream's metadata named
+ * (not the operator's manifest) is reached only through the outbound guard's agent, as every
+ * discovered URL is (issue 17); the library follows no redirects.
+ */
+export function tokenHttp(
+  app: ResolvedApp,
+  url: string,
+  deps: Pick<OAuthDeps, 'outbound'>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const agent = app.server ? deps.outbound.nodeAgent(url) : undefined;
+  return { timeout: TOKEN_TIMEOUT_MS, ...extra, ...(agent ? { agent } : {}) };
+}
+
+/** Parameters every authorization and token request of an app carries: RFC 8707's resource for an upstream MCP server. */
+export function resourceParams(app: ResolvedApp): Record<string, string> {
+  return app.server ? { resource: app.server.resource } : {};
 }
 
 /** The credentials a token response carries; a response without a new refresh token keeps the old one. */

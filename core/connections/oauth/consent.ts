@@ -4,16 +4,18 @@ import type { ProviderEntry } from '../../catalog/types.js';
 import type { Scope } from '../../domain.js';
 import type { Branding } from '../../store/types.js';
 import type { ProviderAccess } from '../../upstream/provider-client.js';
-import { oauthEndpoints } from '../oauth-apps.js';
+import { oauthEndpoints, type ResolvedApp } from '../oauth-apps.js';
 import { checkFields } from '../validate.js';
 import {
   authorizationClient,
   expiryOf,
   redirectUri,
+  resourceParams,
   tokenCredentials,
   tokenFailure,
   type OAuthDeps,
 } from './client.js';
+import { discoversEndpoints, type UpstreamClients } from './registration.js';
 
 const STATE_PURPOSE = 'toolgate/oauth-state';
 
@@ -48,12 +50,21 @@ interface StatePayload extends LinkPayload {
  * and the callback (code exchange, scope check, fields, account name, sealed storage).
  */
 export class OAuthConsent {
-  constructor(private readonly deps: OAuthDeps) {}
+  constructor(
+    private readonly deps: OAuthDeps,
+    private readonly upstream: UpstreamClients,
+  ) {}
 
   /** The scopes a connection asks for (the manifest's defaults). */
   scopesOf(provider: ProviderEntry): string[] {
     const auth = provider.spec.auth;
     return auth.kind === 'oauth2' ? (auth.scopes?.default ?? []) : [];
+  }
+
+  /** The scopes an app asks for: the manifest's, else those its upstream MCP server named. */
+  private scopesFor(provider: ProviderEntry, app: ResolvedApp | undefined): string[] {
+    const scopes = this.scopesOf(provider);
+    return scopes.length > 0 ? scopes : (app?.server?.scopes ?? []);
   }
 
   /** A one-time consent link for this scope, bound to the app that will mint its tokens. */
@@ -62,7 +73,11 @@ export class OAuthConsent {
     provider: ProviderEntry,
     fields: Record<string, string> = {},
   ): Promise<{ url: string } | { error: string }> {
-    const app = await this.deps.apps.forScope(provider, scope);
+    // An upstream MCP server's provider: discovery picks (or registers) the client (issue 17).
+    const app = discoversEndpoints(provider)
+      ? await this.upstream.forScope(provider, scope)
+      : await this.deps.apps.forScope(provider, scope);
+    if (app && 'error' in app) return app;
     if (!app) {
       return {
         error: `${provider.displayName} is not set up on this gateway yet: the operator must configure its OAuth app (TOOLGATE_PROVIDER_${provider.id.replace(/-/g, '_').toUpperCase()}_CLIENT_ID and _CLIENT_SECRET, or \`toolgate oauth-app set ${provider.id}\`).`,
@@ -89,9 +104,11 @@ export class OAuthConsent {
     );
     return {
       provider,
-      authorizationOrigin: new URL(oauthEndpoints(provider, this.deps.config).authorizationUrl).origin,
+      authorizationOrigin: new URL(
+        (app?.server ?? oauthEndpoints(provider, this.deps.config)).authorizationUrl,
+      ).origin,
       scope: link.scope,
-      scopes: this.scopesOf(provider),
+      scopes: this.scopesFor(provider, app),
       branding: app?.branding ?? null,
     };
   }
@@ -106,7 +123,8 @@ export class OAuthConsent {
     const given = JSON.parse(link.payload ?? '{}') as LinkPayload;
     const app = await this.deps.apps.byId(given.app, provider.id);
     if (!app) return undefined;
-    const verifier = auth.pkce === true ? randomBytes(32).toString('base64url') : null;
+    // MCP authorization requires PKCE (S256); discovery refused a server without it.
+    const verifier = auth.pkce === true || app.server ? randomBytes(32).toString('base64url') : null;
     const payload: StatePayload = {
       app: app.id,
       ...(given.fields ? { fields: given.fields } : {}),
@@ -122,13 +140,14 @@ export class OAuthConsent {
       redirect_uri: redirectUri(this.deps.config),
       state,
       ...(auth.authorization_params ?? {}),
+      ...resourceParams(app),
     };
     if (verifier) {
       params.code_challenge = createHash('sha256').update(verifier).digest('base64url');
       params.code_challenge_method = 'S256';
     }
-    const scopes = this.scopesOf(provider);
-    return authorizationClient(provider, app, this.deps.config).authorizeURL({
+    const scopes = this.scopesFor(provider, app);
+    return authorizationClient(provider, app, this.deps).authorizeURL({
       ...params,
       ...(scopes.length > 0 ? { scope: scopes } : {}),
     });
@@ -190,12 +209,14 @@ export class OAuthConsent {
         .toString('utf8');
     }
     const auth = provider.spec.auth;
-    if (auth.kind === 'oauth2') Object.assign(params, auth.token_params ?? {});
+    if (auth.kind === 'oauth2') Object.assign(params, auth.token_params ?? {}, resourceParams(app));
     let token: AccessToken;
     try {
-      token = await authorizationClient(provider, app, this.deps.config).getToken(params as never);
+      token = await authorizationClient(provider, app, this.deps).getToken(params as never);
     } catch (error) {
       const failure = tokenFailure(error);
+      // A registered client the authorization server no longer knows: the next link registers anew.
+      if (failure.code === 'invalid_client') await this.deps.apps.forget(app);
       this.deps.log.warn(
         { code: 'TG_OAUTH_EXCHANGE_FAILED', provider: provider.id, reason: failure.description },
         'code exchange failed',

@@ -7,11 +7,14 @@ import type { ProviderAccess } from '../../upstream/provider-client.js';
 import { oauthEndpoints, type ResolvedApp } from '../oauth-apps.js';
 import {
   authorizationClient,
+  clientCredentials,
   expiryOf,
   ReapprovalNeededError,
+  resourceParams,
   TemporaryRefreshError,
-  TOKEN_TIMEOUT_MS,
+  tokenAuthMethod,
   tokenCredentials,
+  tokenHttp,
   tokenFailure,
   type OAuthDeps,
 } from './client.js';
@@ -192,16 +195,19 @@ export class OAuthTokens {
     app: ResolvedApp,
     refreshToken: string,
   ): Promise<Record<string, unknown>> {
-    const client = authorizationClient(provider, app, this.deps.config);
     const auth = provider.spec.auth;
-    const extra = auth.kind === 'oauth2' ? (auth.token_params ?? {}) : {};
+    const extra = { ...(auth.kind === 'oauth2' ? (auth.token_params ?? {}) : {}), ...resourceParams(app) };
     for (let attempt = 0; ; attempt++) {
       try {
+        const client = authorizationClient(provider, app, this.deps);
         const refreshed = await client.createToken({ refresh_token: refreshToken }).refresh(extra);
         return refreshed.token;
       } catch (error) {
+        const failure = tokenFailure(error);
+        // A registered client the authorization server no longer knows: the next link registers anew.
+        if (failure.code === 'invalid_client') await this.deps.apps.forget(app);
         const delay = RETRY_DELAYS_MS[attempt];
-        if (tokenFailure(error).definitive || delay === undefined) throw error;
+        if (failure.definitive || delay === undefined) throw error;
         await wait(delay);
       }
     }
@@ -235,26 +241,24 @@ export class OAuthTokens {
 
   /** Revokes a connection's token at the provider, when it has a revocation URL (best effort). */
   async revoke(provider: ProviderEntry, record: ConnectionRecord, access: ProviderAccess): Promise<void> {
-    const endpoints = oauthEndpoints(provider, this.deps.config);
-    if (!endpoints.revocationUrl || record.oauthApp === null) return;
+    if (record.oauthApp === null) return;
     const app = await this.deps.apps.byId(record.oauthApp, provider.id);
-    if (!app) return;
-    const revocation = new URL(endpoints.revocationUrl);
+    const revocationUrl = app?.server
+      ? app.server.revocationUrl
+      : oauthEndpoints(provider, this.deps.config).revocationUrl;
+    if (!app || !revocationUrl) return;
+    const revocation = new URL(revocationUrl);
     const token = access.credentials.refresh_token ?? access.credentials.access_token;
     if (!token) return;
     const hint = access.credentials.refresh_token ? 'refresh_token' : 'access_token';
     try {
       const client = new AuthorizationCode({
-        client: { id: app.clientId, secret: app.clientSecret },
+        client: clientCredentials(provider, app),
         auth: { tokenHost: revocation.origin, revokePath: revocation.pathname + revocation.search },
         options: {
-          authorizationMethod:
-            provider.spec.auth.kind === 'oauth2' &&
-            provider.spec.auth.token_request?.auth_method === 'client_secret_post'
-              ? 'body'
-              : 'header',
+          authorizationMethod: tokenAuthMethod(provider, app) === 'client_secret_basic' ? 'header' : 'body',
         },
-        http: { timeout: TOKEN_TIMEOUT_MS, json: 'force' },
+        http: tokenHttp(app, revocationUrl, this.deps, { json: 'force' }),
       });
       await client.createToken({ [hint]: token }).revoke(hint);
     } catch (error) {

@@ -239,4 +239,12 @@ CREATE TABLE audit_events (
 CREATE INDEX audit_events_at ON audit_events(at);
 `,
   },
+  {
+    version: 9,
+    name: "OAuth apps: clients of upstream MCP servers' authorization servers",
+    sql: `
+ALTER TABLE oauth_apps ADD COLUMN issuer TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE oauth_apps ADD COLUMN server TEXT COLLATE "C";
+`,
+  },
 ];

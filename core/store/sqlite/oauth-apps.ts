@@ -7,21 +7,22 @@ export class SqliteOAuthApps implements OAuthAppStore {
 
   async put(app: Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>): Promise<void> {
     const now = new Date().toISOString();
-    const owner = [app.provider, app.clientId ?? '', app.orgId ?? ''];
+    const owner = [app.provider, app.clientId ?? '', app.orgId ?? '', app.server?.issuer ?? ''];
     this.sql.transaction(() => {
       this.sql.run(
-        'UPDATE oauth_apps SET superseded_at = ? WHERE provider = ? AND client_id = ? AND org_id = ? AND superseded_at IS NULL',
+        'UPDATE oauth_apps SET superseded_at = ? WHERE provider = ? AND client_id = ? AND org_id = ? AND issuer = ? AND superseded_at IS NULL',
         now,
         ...owner,
       );
       this.sql.run(
-        `INSERT INTO oauth_apps (id, provider, client_id, org_id, oauth_client_id, client_secret, branding, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO oauth_apps (id, provider, client_id, org_id, issuer, oauth_client_id, client_secret, branding, server, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         app.id,
         ...owner,
         app.oauthClientId,
         app.clientSecret,
         app.branding ? JSON.stringify(app.branding) : null,
+        app.server ? JSON.stringify(app.server) : null,
         now,
       );
     });
@@ -38,12 +39,14 @@ export class SqliteOAuthApps implements OAuthAppStore {
   async current(
     provider: string,
     owner: { clientId: string; orgId: string } | null,
+    issuer = '',
   ): Promise<OAuthAppRecord | undefined> {
     const row = this.sql.one<OAuthAppRow>(
-      'SELECT * FROM oauth_apps WHERE provider = ? AND client_id = ? AND org_id = ? AND superseded_at IS NULL',
+      'SELECT * FROM oauth_apps WHERE provider = ? AND client_id = ? AND org_id = ? AND issuer = ? AND superseded_at IS NULL',
       provider,
       owner?.clientId ?? '',
       owner?.orgId ?? '',
+      issuer,
     );
     return row && oauthAppRecord(row);
   }
@@ -53,9 +56,19 @@ export class SqliteOAuthApps implements OAuthAppStore {
     return row && oauthAppRecord(row);
   }
 
+  async supersede(id: string): Promise<boolean> {
+    return this.sql.changedOne(
+      'UPDATE oauth_apps SET superseded_at = ? WHERE id = ? AND superseded_at IS NULL',
+      new Date().toISOString(),
+      id,
+    );
+  }
+
   async list(): Promise<OAuthAppRecord[]> {
     return this.sql
-      .all<OAuthAppRow>('SELECT * FROM oauth_apps ORDER BY provider, client_id, org_id, created_at')
+      .all<OAuthAppRow>(
+        "SELECT * FROM oauth_apps WHERE issuer = '' ORDER BY provider, client_id, org_id, created_at",
+      )
       .map(oauthAppRecord);
   }
 }

@@ -95,6 +95,7 @@ function oauthApp(
     oauthClientId: `client-of-${id}`,
     clientSecret: `sealed-secret-of-${id}`,
     branding: null,
+    server: null,
   };
 }
 
@@ -879,6 +880,47 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
             .map((a) => a.id)
             .sort(),
         ).toEqual(['app_default_2', 'app_org_1', 'app_slack']);
+      });
+
+      it("keeps upstream authorization servers' clients apart from the apps operators set, per issuer", async () => {
+        const server = (issuer: string, method: 'dcr' | 'cimd') => ({
+          method,
+          issuer,
+          authorizationUrl: `${issuer}/authorize`,
+          tokenUrl: `${issuer}/token`,
+          revocationUrl: null,
+          authMethod: 'client_secret_basic' as const,
+          resource: 'https://mcp.example.test/mcp',
+          scopes: ['read'],
+          app: null,
+        });
+        await store.oauthApps.put(oauthApp('app_operator', 'linear', null));
+        await store.oauthApps.put({
+          ...oauthApp('app_dcr_a', 'linear', null),
+          server: server('https://a.test', 'dcr'),
+        });
+        await store.oauthApps.put({
+          ...oauthApp('app_dcr_b', 'linear', null),
+          server: server('https://b.test', 'dcr'),
+        });
+        // Neither registration superseded the operator's app, nor the other issuer's client.
+        expect((await store.oauthApps.current('linear', null))?.id).toBe('app_operator');
+        expect((await store.oauthApps.current('linear', null, 'https://a.test'))?.server).toEqual(
+          server('https://a.test', 'dcr'),
+        );
+        expect((await store.oauthApps.current('linear', null, 'https://b.test'))?.id).toBe('app_dcr_b');
+        expect((await store.oauthApps.list()).map((a) => a.id)).toEqual(['app_operator']);
+
+        // The authorization server forgot its client: superseded once, still readable by id.
+        expect(await store.oauthApps.supersede('app_dcr_a')).toBe(true);
+        expect(await store.oauthApps.supersede('app_dcr_a')).toBe(false);
+        expect(await store.oauthApps.current('linear', null, 'https://a.test')).toBeUndefined();
+        expect((await store.oauthApps.get('app_dcr_a'))?.supersededAt).toEqual(anyString);
+        await store.oauthApps.put({
+          ...oauthApp('app_cimd_a', 'linear', null),
+          server: server('https://a.test', 'cimd'),
+        });
+        expect((await store.oauthApps.current('linear', null, 'https://a.test'))?.id).toBe('app_cimd_a');
       });
 
       it('updates the branding of an app in place', async () => {
