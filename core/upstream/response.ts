@@ -36,6 +36,8 @@ export function messageFromJson(value: unknown): string | undefined {
     // OAuth-style `{error: "invalid_token", error_description: "..."}`: both halves say something.
     (code !== undefined && description !== undefined ? `${code}: ${description}` : undefined) ??
     stringField(value, 'message') ??
+    // PascalCase APIs (Postmark's {ErrorCode, Message}, .NET services).
+    stringField(value, 'Message') ??
     (isRecord(error) ? stringField(error, 'message') : undefined) ??
     code ??
     description ??
