@@ -4,7 +4,7 @@
  * `match` selector selecting it; a tool left over is an error.
  */
 import type { CategorySpec } from './manifest-schema.js';
-import { selectorMatches } from './openapi/select.js';
+import { selectorMatches, type SelectorSubject } from './openapi/select.js';
 import type { ToolDraft } from './tool-draft.js';
 import type { Category, CompiledTool, Finding } from './types.js';
 import type { YamlSource } from './yaml-source.js';
@@ -17,19 +17,9 @@ export function assignCategories(
   const findings: Finding[] = [];
   const byName = new Map(drafts.map((d) => [d.tool.name, d]));
   const assigned = new Map<string, string>();
-  const seenIds = new Set<string>();
 
+  findings.push(...duplicateCategories(source, specs));
   specs.forEach((spec, i) => {
-    if (seenIds.has(spec.id)) {
-      findings.push(
-        source.finding(
-          'TG_MANIFEST_DUPLICATE_CATEGORY',
-          ['categories', i, 'id'],
-          `category "${spec.id}" is defined twice; rename one`,
-        ),
-      );
-    }
-    seenIds.add(spec.id);
     (spec.tools ?? []).forEach((name, j) => {
       const at = ['categories', i, 'tools', j];
       const owner = assigned.get(name);
@@ -57,7 +47,7 @@ export function assignCategories(
 
   specs.forEach((spec, i) => {
     (spec.match ?? []).forEach((selector, j) => {
-      const selected = drafts.filter((d) => selectorMatches(selector, d.subject));
+      const selected = drafts.filter((d) => selectorMatches(selector, subjectOf(d)));
       if (selected.length === 0) {
         findings.push(
           source.finding(
@@ -115,4 +105,59 @@ export function assignCategories(
     });
   });
   return { categories, tools, findings };
+}
+
+/** What selectors match a draft against: its subject and its read-only hint. */
+function subjectOf(draft: ToolDraft): SelectorSubject {
+  return { ...draft.subject, readOnly: draft.tool.annotations.readOnlyHint ?? false };
+}
+
+function duplicateCategories(source: YamlSource, specs: readonly CategorySpec[]): Finding[] {
+  const seen = new Set<string>();
+  return specs.flatMap((spec, i) => {
+    const twice = seen.has(spec.id);
+    seen.add(spec.id);
+    return twice
+      ? [
+          source.finding(
+            'TG_MANIFEST_DUPLICATE_CATEGORY',
+            ['categories', i, 'id'],
+            `category "${spec.id}" is defined twice; rename one`,
+          ),
+        ]
+      : [];
+  });
+}
+
+/**
+ * The categories of a provider whose tools are listed later, per connection (an upstream MCP
+ * server): empty, in manifest order; only what the manifest alone says is checked.
+ */
+export function dynamicCategories(
+  source: YamlSource,
+  specs: readonly CategorySpec[],
+): { categories: Category[]; findings: Finding[] } {
+  const findings = duplicateCategories(source, specs);
+  const categories = specs
+    .filter((spec, i) => specs.findIndex((s) => s.id === spec.id) === i)
+    .map((spec) => ({
+      id: spec.id,
+      title: spec.title,
+      ...(spec.description !== undefined ? { description: spec.description } : {}),
+      tools: [],
+    }));
+  return { categories, findings };
+}
+
+/**
+ * The category of a tool listed at run time (an upstream MCP server's): the one listing its name,
+ * else the first whose `match` selects it, else the last (the catch-all).
+ */
+export function categoryOf(
+  specs: readonly CategorySpec[],
+  subject: { name: string; readOnly: boolean },
+): string {
+  const listed = specs.find((spec) => spec.tools?.includes(subject.name));
+  const matched = listed ?? specs.find((spec) => spec.match?.some((s) => selectorMatches(s, subject)));
+  return (matched ?? specs[specs.length - 1])?.id ?? '';
 }

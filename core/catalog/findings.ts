@@ -37,6 +37,8 @@ export const FINDING_CODES = {
   TG_MANIFEST_BAD_SCHEMA: 'An inline JSON Schema does not compile or uses $ref.',
   TG_MANIFEST_UNKNOWN_ARG: 'An inline request names an argument the input schema lacks.',
   TG_MANIFEST_NO_TOOLS: 'The provider defines no tools.',
+  TG_MANIFEST_MCP_CONFLICT:
+    'An mcp provider also gives what its upstream MCP server gives (openapi, tools, plugin, api, verify, identity), or discovery: mcp lacks mcp.',
   TG_OPENAPI_INVALID: 'The OpenAPI document cannot be read.',
   TG_OPENAPI_UNSUPPORTED: 'An operation uses a construct the compiler does not support; it is skipped.',
   TG_OPENAPI_TOO_MANY_TOOLS: 'More operations are selected than max_tools allows.',

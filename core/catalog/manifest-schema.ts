@@ -158,8 +158,16 @@ const WebhookAuth = Type.Object(
 const OAuth2Auth = Type.Object(
   {
     kind: Type.Literal('oauth2'),
-    authorization_url: HttpsUrl,
-    token_url: HttpsUrl,
+    discovery: Type.Optional(
+      Type.Unsafe<'mcp'>({
+        type: 'string',
+        enum: ['mcp'],
+        description:
+          "mcp: the endpoints come from the upstream MCP server's protected-resource and authorization-server metadata (only with `mcp`); authorization_url and token_url are then optional.",
+      }),
+    ),
+    authorization_url: Type.Optional(HttpsUrl),
+    token_url: Type.Optional(HttpsUrl),
     revocation_url: Type.Optional(HttpsUrl),
     scopes: Type.Optional(
       Type.Object(
@@ -317,7 +325,15 @@ const OperationSelector = Type.Object(OperationSelectorProps, {
   description: 'Matches operations having all the given properties.',
 });
 const ToolSelector = Type.Object(
-  { ...OperationSelectorProps, name: Type.Optional(Glob) },
+  {
+    ...OperationSelectorProps,
+    name: Type.Optional(Glob),
+    read_only: Type.Optional(
+      Type.Boolean({
+        description: 'Matches tools whose readOnlyHint annotation is this (absent counts as false).',
+      }),
+    ),
+  },
   { ...strict, minProperties: 1, description: 'Matches tools having all the given properties.' },
 );
 
@@ -437,11 +453,36 @@ const CategorySchema = Type.Object(
     match: Type.Optional(
       Type.Array(ToolSelector, {
         minItems: 1,
-        description: 'Tools not listed anywhere by name go to the first category with a matching selector.',
+        description:
+          "Tools not listed anywhere by name go to the first category with a matching selector; an mcp provider's tool matching none goes to the last category.",
       }),
     ),
   },
   strict,
+);
+
+const McpSchema = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^https://[^\\s]+$',
+      description:
+        "The upstream MCP server's endpoint (https); TOOLGATE_PROVIDER_<ID>_BASE_URL overrides it.",
+    }),
+    transport: Type.Optional(
+      Type.Unsafe<'streamable_http' | 'sse'>({
+        type: 'string',
+        enum: ['streamable_http', 'sse'],
+        default: 'streamable_http',
+        description:
+          'streamable_http: a 2026-07-28 (stateless) or 2025-era (sessions) upstream, negotiated; sse: a 2024-11-05 HTTP+SSE upstream.',
+      }),
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'The tools come from this upstream MCP server, listed per connection; excludes openapi, tools, plugin and api.',
+  },
 );
 
 /** The manifest of one provider (`manifests/<id>.yaml`). */
@@ -468,6 +509,7 @@ export const ManifestSchema = Type.Object(
     identity: Type.Optional(IdentitySchema),
     openapi: Type.Optional(OpenApiSchema),
     tools: Type.Optional(Type.Array(InlineTool, { minItems: 1 })),
+    mcp: Type.Optional(McpSchema),
     categories: Type.Array(CategorySchema, {
       minItems: 1,
       description: 'Every tool falls in exactly one category.',
@@ -514,6 +556,7 @@ export type InlineToolSpec = Static<typeof InlineTool>;
 export type OperationOverrideSpec = Static<typeof OperationOverride>;
 export type AnnotationsSpec = Static<typeof Annotations>;
 export type CategorySpec = Static<typeof CategorySchema>;
+export type McpSpec = Static<typeof McpSchema>;
 
 /** The schema as plain JSON, for ajv and for the generated editor schema. */
 export function manifestJsonSchema(): TSchema {

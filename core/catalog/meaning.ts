@@ -45,6 +45,7 @@ export function checkMeaning(
     );
   }
   add(...checkAuth(source, manifest));
+  add(...checkMcp(source, manifest));
   add(...checkFields(source, manifest));
   add(...checkBaseUrls(source, manifest));
   add(...checkServers(source, manifest));
@@ -106,6 +107,17 @@ function checkAuth(source: YamlSource, manifest: Manifest): Finding[] {
         }
       }
     });
+  } else if (auth.kind === 'oauth2' && auth.discovery === undefined) {
+    for (const key of ['authorization_url', 'token_url'] as const) {
+      if (auth[key] === undefined)
+        findings.push(
+          source.finding(
+            'TG_MANIFEST_MISSING_KEY',
+            ['auth', key],
+            `missing required key "${key}"; add the https URL from the provider's documentation (only an mcp provider may discover it with discovery: mcp)`,
+          ),
+        );
+    }
   } else if (auth.kind === 'webhook_url') {
     const regex = checkRegex(source, auth.pattern, ['auth', 'pattern']);
     findings.push(...regex);
@@ -121,6 +133,46 @@ function checkAuth(source: YamlSource, manifest: Manifest): Finding[] {
     if (auth.credential?.pattern !== undefined)
       findings.push(...checkRegex(source, auth.credential.pattern, ['auth', 'credential', 'pattern']));
   }
+  return findings;
+}
+
+/**
+ * An upstream MCP server gives the tools and where they are called: nothing else may. Its auth is
+ * api_key, oauth2 or none (a webhook URL is not an MCP server); `discovery: mcp` needs `mcp`.
+ */
+function checkMcp(source: YamlSource, manifest: Manifest): Finding[] {
+  const findings: Finding[] = [];
+  if (!manifest.mcp) {
+    if (manifest.auth.kind === 'oauth2' && manifest.auth.discovery === 'mcp')
+      findings.push(
+        source.finding(
+          'TG_MANIFEST_MCP_CONFLICT',
+          ['auth', 'discovery'],
+          'discovery: mcp reads the endpoints from an upstream MCP server; add mcp > url, or give authorization_url and token_url instead',
+        ),
+      );
+    return findings;
+  }
+  for (const key of ['openapi', 'tools', 'plugin', 'api', 'verify', 'identity'] as const) {
+    if (manifest[key] !== undefined)
+      findings.push(
+        source.finding(
+          'TG_MANIFEST_MCP_CONFLICT',
+          [key],
+          key === 'verify' || key === 'identity'
+            ? `remove ${key}: an mcp provider's credential is checked by initialize and tools/list upstream`
+            : `remove ${key}: an mcp provider's tools and their endpoint come from its upstream MCP server (mcp > url)`,
+        ),
+      );
+  }
+  if (manifest.auth.kind === 'webhook_url')
+    findings.push(
+      source.finding(
+        'TG_MANIFEST_MCP_CONFLICT',
+        ['auth', 'kind'],
+        'an mcp provider connects with api_key, oauth2 or none, not a webhook URL',
+      ),
+    );
   return findings;
 }
 
@@ -165,7 +217,7 @@ function checkBaseUrls(source: YamlSource, manifest: Manifest): Finding[] {
   if (manifest.api?.base_url !== undefined) urls.push([['api', 'base_url'], manifest.api.base_url]);
   for (const [name, url] of Object.entries(manifest.api?.servers ?? {}))
     urls.push([['api', 'servers', name], url]);
-  if (manifest.auth.kind !== 'webhook_url' && manifest.api?.base_url === undefined) {
+  if (manifest.auth.kind !== 'webhook_url' && !manifest.mcp && manifest.api?.base_url === undefined) {
     findings.push(
       source.finding(
         'TG_MANIFEST_BASE_URL',

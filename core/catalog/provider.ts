@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { PluginRegistry } from './plugins/registry.js';
-import { assignCategories } from './categories.js';
+import { assignCategories, dynamicCategories } from './categories.js';
 import { hasErrors, sortFindings } from './findings.js';
 import { compileInlineTools } from './inline.js';
 import { toolSchemaProblem } from './json-schema.js';
@@ -73,7 +73,7 @@ export async function buildProvider(file: string, registry: PluginRegistry): Pro
   }
 
   findings.push(...checkToolNames(source, manifest.id, drafts));
-  if (drafts.length === 0 && !hasErrors(findings)) {
+  if (drafts.length === 0 && !manifest.mcp && !hasErrors(findings)) {
     findings.push(
       source.finding(
         'TG_MANIFEST_NO_TOOLS',
@@ -98,7 +98,9 @@ export async function buildProvider(file: string, registry: PluginRegistry): Pro
     categories,
     tools,
     findings: categoryFindings,
-  } = assignCategories(source, manifest.categories, drafts);
+  } = manifest.mcp
+    ? { ...dynamicCategories(source, manifest.categories), tools: [] }
+    : assignCategories(source, manifest.categories, drafts);
   findings.push(...categoryFindings);
 
   const sorted = sortFindings(findings);
@@ -124,7 +126,9 @@ export async function buildProvider(file: string, registry: PluginRegistry): Pro
       ...(manifest.api ? { api: manifest.api } : {}),
       ...(manifest.verify ? { verify: manifest.verify } : {}),
       ...(manifest.identity ? { identity: manifest.identity } : {}),
+      ...(manifest.mcp ? { mcp: manifest.mcp } : {}),
     },
+    ...(manifest.mcp ? { categoryRules: manifest.categories } : {}),
     warnings: sorted,
   };
   return { ...base, entry, findings: sorted };

@@ -4,7 +4,7 @@
  * system tools and provider client only read it. A reload builds a new snapshot and swaps it in one
  * assignment (DESIGN.md, Principles), so nothing here is ever mutated after construction.
  */
-import type { Manifest } from './manifest-schema.js';
+import type { CategorySpec, Manifest } from './manifest-schema.js';
 
 /** A JSON Schema object as emitted for MCP (draft 2020-12, no unresolved `$ref`). */
 export type JsonSchema = { [key: string]: unknown };
@@ -155,6 +155,11 @@ export interface ProviderEntry {
   openapiFile?: string;
   /** How to connect and call the provider, as the manifest says (see manifest-schema.ts). */
   spec: ProviderSpec;
+  /**
+   * An upstream MCP server's provider (`spec.mcp`): its tools are listed per connection, not
+   * compiled (`tools` is empty), and filed by these rules of the manifest (categories.ts, categoryOf).
+   */
+  categoryRules?: readonly CategorySpec[];
   /** Warnings of validation and compilation (e.g. operations skipped), for validate and /readyz. */
   warnings: Finding[];
 }
@@ -164,7 +169,10 @@ export interface ProviderEntry {
  * injection, OAuth endpoints, webhook pattern), connection fields, base URLs and static headers,
  * the credential check and the identity operation. Defaults are those documented in the schema.
  */
-export type ProviderSpec = Pick<Manifest, 'auth' | 'connection_fields' | 'api' | 'verify' | 'identity'>;
+export type ProviderSpec = Pick<
+  Manifest,
+  'auth' | 'connection_fields' | 'api' | 'verify' | 'identity' | 'mcp'
+>;
 
 export interface CatalogSnapshot {
   /** Increases by one on every successful swap; part of the tools/list cache key. */

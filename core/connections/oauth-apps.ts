@@ -37,9 +37,16 @@ export interface OAuthEndpoints {
 export function oauthEndpoints(provider: ProviderEntry, config: Config): OAuthEndpoints {
   const auth = provider.spec.auth;
   if (auth.kind !== 'oauth2') throw new Error(`${provider.id} is not an OAuth2 provider`);
+  const authorizationUrl =
+    providerSetting(config, provider.id, 'AUTHORIZATION_URL') ?? auth.authorization_url;
+  const tokenUrl = providerSetting(config, provider.id, 'TOKEN_URL') ?? auth.token_url;
+  if (authorizationUrl === undefined || tokenUrl === undefined)
+    throw new Error(
+      `${provider.id} discovers its OAuth endpoints from its MCP server (discovery: mcp); set TOOLGATE_PROVIDER_<ID>_AUTHORIZATION_URL and _TOKEN_URL until discovery is supported`,
+    );
   return {
-    authorizationUrl: providerSetting(config, provider.id, 'AUTHORIZATION_URL') ?? auth.authorization_url,
-    tokenUrl: providerSetting(config, provider.id, 'TOKEN_URL') ?? auth.token_url,
+    authorizationUrl,
+    tokenUrl,
     revocationUrl: providerSetting(config, provider.id, 'REVOCATION_URL') ?? auth.revocation_url,
   };
 }

@@ -8,7 +8,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
 
@@ -106,6 +106,18 @@ export class OutboundNetworkError extends OutboundError {
   }
 }
 
+/** A response body was longer than the caller accepts; the rest was not read. */
+export class OutboundTooLargeError extends OutboundError {
+  override readonly name = 'OutboundTooLargeError';
+
+  constructor(
+    host: string,
+    readonly maxBytes: number,
+  ) {
+    super(host, `${host} answered with more than ${Math.round(maxBytes / 2 ** 20)} MB`);
+  }
+}
+
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 // Headers that may follow a redirect to another origin. An allowlist, not a denylist, because a
@@ -188,6 +200,34 @@ export class OutboundClient {
       clearTimeout(timer);
       callerSignal?.removeEventListener('abort', onCallerAbort);
     }
+  }
+
+  /**
+   * A WHATWG `fetch` through the same guard and connection pools, for an SDK that takes one (the
+   * MCP client of upstream MCP servers). The body streams (an event stream stays open as long as
+   * the server keeps it), at most `maxBytes` of it are read before it fails with
+   * {@link OutboundTooLargeError}; a redirect is returned, not followed, so the caller's next
+   * request for it passes the guard again. The caller's `signal` is its deadline.
+   */
+  fetch(maxBytes: number): (input: string | URL, init?: RequestInit) => Promise<Response> {
+    return async (input, init = {}) => {
+      const url = parseTarget(input instanceof URL ? input.href : input);
+      const open = this.#options.allowPrivateNetwork || this.#trusted.has(url.origin);
+      const literal = bareHost(url.hostname);
+      if (!open && isIP(literal) !== 0) assertPublic(literal, literal);
+      let response: Response;
+      try {
+        response = await undiciFetch(url, {
+          ...(init as unknown as Parameters<typeof undiciFetch>[1]),
+          redirect: 'manual',
+          dispatcher: open ? this.#open : this.#guarded,
+        });
+      } catch (error) {
+        if (init.signal?.aborted) throw error;
+        throw toOutboundError(error, url.hostname, this.#options.timeoutMs);
+      }
+      return capped(response, url.hostname, maxBytes);
+    };
   }
 
   /** Closes the pooled connections; in-flight requests finish first. */
@@ -460,6 +500,24 @@ function readResponse(
     stream.once('close', () => {
       if (!settled) fail(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     });
+  });
+}
+
+/** `response` whose body fails with OutboundTooLargeError once more than `maxBytes` arrived. */
+function capped(response: Response, host: string, maxBytes: number): Response {
+  if (response.body === null || [204, 205, 304].includes(response.status)) return response;
+  let size = 0;
+  const limit = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      size += chunk.byteLength;
+      if (size > maxBytes) controller.error(new OutboundTooLargeError(host, maxBytes));
+      else controller.enqueue(chunk);
+    },
+  });
+  return new Response(response.body.pipeThrough(limit), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
   });
 }
 

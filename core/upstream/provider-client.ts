@@ -148,6 +148,8 @@ export class ProviderClient {
     }
     const override = this.override(provider.id, server);
     if (override !== undefined) return override;
+    // An upstream MCP server's endpoint is its base URL (mcp-client.ts).
+    if (provider.spec.mcp) return provider.spec.mcp.url;
     const spec = server ? provider.spec.api?.servers?.[server] : provider.spec.api?.base_url;
     if (spec === undefined)
       throw new ProviderSetupError(
@@ -173,6 +175,19 @@ export class ProviderClient {
         return value;
       })
       .replace(/\/+$/, '');
+  }
+
+  /**
+   * `url` with the manifest's static headers and the connection's credentials, as every request
+   * to the provider carries them: the headers to send, and the URL with any query credential.
+   */
+  sign(
+    provider: ProviderEntry,
+    url: string,
+    access: ProviderAccess,
+  ): { url: string; headers: Record<string, string> } {
+    const signed = this.authorize(provider, { method: 'POST', url, headers: {} }, access);
+    return { url: signed.url, headers: signed.headers };
   }
 
   /** The configured base URL override of a provider (or one of its servers), without trailing slashes. */

@@ -12,6 +12,8 @@ export interface SelectorSubject {
   tags?: readonly string[];
   method?: string;
   path?: string;
+  /** The tool's readOnlyHint (absent: false), for `read_only` selectors. */
+  readOnly?: boolean;
 }
 
 const compiledGlobs = new Map<string, RegExp>();
@@ -37,6 +39,7 @@ export function selectorMatches(selector: ToolSelectorSpec, subject: SelectorSub
     glob(selector.operationId, subject.operationId) &&
     glob(selector.path, subject.path) &&
     (selector.method === undefined || selector.method === subject.method) &&
+    (selector.read_only === undefined || selector.read_only === (subject.readOnly ?? false)) &&
     (selector.tag === undefined || (subject.tags ?? []).some((tag) => globMatches(selector.tag ?? '', tag)))
   );
 }
