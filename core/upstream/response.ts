@@ -38,7 +38,8 @@ export function messageFromJson(value: unknown): string | undefined {
     stringField(value, 'message') ??
     // PascalCase APIs (Postmark's {ErrorCode, Message}, .NET services).
     stringField(value, 'Message') ??
-    (isRecord(error) ? stringField(error, 'message') : undefined) ??
+    // `{error: {message}}`, or `{error: {id, name, detail}}` (YNAB).
+    (isRecord(error) ? (stringField(error, 'message') ?? stringField(error, 'detail')) : undefined) ??
     code ??
     description ??
     stringField(value, 'detail') ??
@@ -61,6 +62,8 @@ export function messageFromJson(value: unknown): string | undefined {
         : isRecord(item)
           ? (stringField(item, 'message') ??
             stringField(item, 'detail') ??
+            // Linode's `errors: [{reason, field}]`.
+            stringField(item, 'reason') ??
             // GitHub's validation errors: {resource, field, code} without a message.
             (stringField(item, 'field') !== undefined && stringField(item, 'code') !== undefined
               ? `${stringField(item, 'field')!}: ${stringField(item, 'code')!}`
