@@ -1,6 +1,6 @@
 /**
- * Developer tools added to the catalog for issue 17 (Bitbucket, Vercel, Netlify, LaunchDarkly), one
- * gateway for all four: each connects (its credential check asserted), makes one read and one
+ * Developer tools added to the catalog for issue 17 (Bitbucket, Vercel, Netlify, LaunchDarkly,
+ * DigitalOcean), one gateway for all five: each connects (its credential check asserted), makes one read and one
  * write with the exact request its real API expects, and passes on one error in its real shape.
  */
 import { describe, expect, it } from 'vitest';
@@ -121,11 +121,37 @@ function launchdarkly(req: Received): Answer {
   }
 }
 
+const DO_TOKEN = `dop_v1_${'4f'.repeat(32)}`;
+
+/** DigitalOcean: bearer token; errors as {id, message}. */
+function digitalocean(req: Received): Answer {
+  const failure = (status: number, id: string, message: string) => jsonAnswer(status, { id, message });
+  if (req.headers.authorization !== `Bearer ${DO_TOKEN}`)
+    return failure(401, 'unauthorized', 'Unable to authenticate you.');
+  switch (`${req.method} ${req.url}`) {
+    case 'GET /v2/account':
+      return jsonAnswer(200, { account: { email: 'infra@acme.test', droplet_limit: 25, status: 'active' } });
+    case 'GET /v2/droplets?per_page=20&tag_name=web':
+      return jsonAnswer(200, {
+        droplets: [{ id: 3164444, name: 'web-01', status: 'active', size_slug: 's-1vcpu-1gb' }],
+        links: {},
+        meta: { total: 1 },
+      });
+    case 'POST /v2/droplets/3164444/actions':
+      return jsonAnswer(201, { action: { id: 36804636, status: 'in-progress', type: 'reboot' } });
+    case 'POST /v2/domains/example.com/records':
+      return failure(422, 'unprocessable_entity', 'Data needs to end with a dot (.)');
+    default:
+      return failure(404, 'not_found', 'The resource you were accessing could not be found.');
+  }
+}
+
 const p = useProvidersHarness([
   { provider: 'bitbucket', auth: 'oauth', accessToken: BITBUCKET_TOKEN, basePath: '/2.0', answer: bitbucket },
   { provider: 'vercel', auth: 'connect', answer: vercel },
   { provider: 'netlify', auth: 'connect', basePath: '/api/v1', answer: netlify },
   { provider: 'launchdarkly', auth: 'connect', basePath: '/api/v2', answer: launchdarkly },
+  { provider: 'digitalocean', auth: 'connect', answer: digitalocean },
 ]);
 
 describe('Bitbucket through /mcp/ (seeded OAuth connection)', () => {
@@ -306,6 +332,44 @@ describe('LaunchDarkly through /mcp/', () => {
       args: { projectKey: 'web', ...flag },
       error: /launchdarkly returned HTTP 409 Conflict: A flag with key new-checkout already exists/,
       sent: { method: 'POST', url: '/api/v2/flags/web', json: flag },
+    });
+  });
+});
+
+describe('DigitalOcean through /mcp/', () => {
+  it('refuses a token of the wrong shape, then connects as the account GET /v2/account names', async () => {
+    const wrong = await p.digitalocean.connectProvider({ api_key: 'not-a-token' });
+    expect(wrong.isError).toBe(true);
+    const connected = await p.digitalocean.connectProvider({ api_key: DO_TOKEN });
+    expect(connected.text).toContain('Connected DigitalOcean as infra@acme.test');
+    p.digitalocean.expectSent(
+      { method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${DO_TOKEN}` } },
+      { method: 'GET', url: '/v2/account' },
+    );
+  });
+
+  it('lists the Droplets of a tag and reboots one', async () => {
+    await p.digitalocean.expectCall({
+      tool: 'digitalocean_list_droplets',
+      args: { per_page: 20, tag_name: 'web' },
+      ok: 'web-01',
+      sent: { method: 'GET', url: '/v2/droplets?per_page=20&tag_name=web' },
+    });
+    await p.digitalocean.expectCall({
+      tool: 'digitalocean_droplet_action',
+      args: { droplet_id: 3164444, type: 'reboot' },
+      ok: 'in-progress',
+      sent: { method: 'POST', url: '/v2/droplets/3164444/actions', json: { type: 'reboot' } },
+    });
+  });
+
+  it("passes DigitalOcean's message on for a record it refuses", async () => {
+    const record = { type: 'CNAME', name: 'www', data: 'example.com' };
+    await p.digitalocean.expectCall({
+      tool: 'digitalocean_create_dns_record',
+      args: { domain_name: 'example.com', ...record },
+      error: /digitalocean returned HTTP 422 Unprocessable Entity: Data needs to end with a dot \(\.\)/,
+      sent: { method: 'POST', url: '/v2/domains/example.com/records', json: record },
     });
   });
 });
