@@ -58,6 +58,11 @@ export interface Config {
   auditDays: number;
   /** Limits of each manifest's build in a catalog build worker (core/catalog/build-pool.ts). */
   catalogBuild: CatalogBuildLimits;
+  /**
+   * Deadline of one request to an upstream MCP server (initialize, a page of tools/list, a
+   * tools/call); a whole listing gets twice it (TOOLGATE_MCP_TIMEOUT_MS).
+   */
+  mcpTimeoutMs: number;
   env: NodeJS.ProcessEnv;
 }
 
@@ -183,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
       memoryMb: integer(env, 'TOOLGATE_CATALOG_BUILD_MEMORY_MB', CATALOG_BUILD_DEFAULTS.memoryMb, 32, 65_536),
     },
+    mcpTimeoutMs: integer(env, 'TOOLGATE_MCP_TIMEOUT_MS', 30_000, 100, 600_000),
     env,
   };
 }

@@ -40,6 +40,7 @@ import { Telemetry } from './telemetry/index.js';
 import { createToolService } from './tools/index.js';
 import { outboundClient, type OutboundClient } from './upstream/outbound.js';
 import { ProviderClient } from './upstream/provider-client.js';
+import { MCP_UPSTREAM_DEFAULTS, McpUpstreams } from './upstream/mcp-client.js';
 import { eventsWebhook } from './upstream/webhooks.js';
 
 export interface GatewayOptions {
@@ -61,6 +62,8 @@ export class Gateway {
   readonly catalog: CatalogHolder;
   /** The one outbound HTTP client: provider calls, report and event webhooks. */
   readonly outbound: OutboundClient;
+  /** Sessions with the upstream MCP servers of `mcp` providers. */
+  readonly upstreams: McpUpstreams;
   readonly connections: ConnectionService;
   readonly oauthApps: OAuthApps;
   readonly mcp: McpEndpoint;
@@ -107,11 +110,22 @@ export class Gateway {
     const outbound = (this.outbound = outboundClient(config));
     const { telemetry } = this;
     const client = new ProviderClient({ outbound, plugins, config, log, telemetry });
+    const upstreams = (this.upstreams = new McpUpstreams({
+      outbound,
+      client,
+      telemetry,
+      limits: {
+        ...MCP_UPSTREAM_DEFAULTS,
+        timeoutMs: config.mcpTimeoutMs,
+        listTimeoutMs: 2 * config.mcpTimeoutMs,
+      },
+    }));
     const connections = (this.connections = new ConnectionService({
       store,
       bus,
       vault: new Vault(keyring),
       client,
+      upstreams,
       plugins,
       config,
       audit,
@@ -139,6 +153,8 @@ export class Gateway {
       connections,
       oauth,
       client,
+      upstreams,
+      bus,
       outbound,
       log,
       telemetry,
@@ -338,6 +354,7 @@ export class Gateway {
         clearTimeout(grace);
       }
       await this.mcp.close();
+      this.upstreams.close();
       // Every call has ended: their entries are written before the store closes.
       await this.audit.close();
       await this.outbound.close();

@@ -13,6 +13,7 @@ import type { Vault } from './vault.js';
 import { scopeKey, type ConnectionState, type Scope } from '../domain.js';
 import { providerMessage } from '../upstream/response.js';
 import { OutboundError } from '../upstream/outbound.js';
+import { UpstreamHttpError, type McpUpstreams } from '../upstream/mcp-client.js';
 
 /** The words SPEC.md uses for a connection's state, as shown to agents. */
 export type StateWord = 'no connection' | 'connected' | 're-approval needed';
@@ -35,6 +36,8 @@ export interface ConnectionServiceDeps {
   bus: Bus;
   vault: Vault;
   client: ProviderClient;
+  /** Upstream MCP servers: an mcp provider's credential is checked by listing its tools. */
+  upstreams: McpUpstreams;
   plugins: PluginRegistry;
   config: Config;
   audit: AuditLog;
@@ -211,6 +214,7 @@ export class ConnectionService {
             message: `${provider.displayName} refused the credential: ${result.message} Nothing was stored.`,
           };
     }
+    if (provider.spec.mcp) return this.verifyMcp(provider, access);
     const verify = provider.spec.verify;
     if (!verify) return { ok: true, value: null };
     const request = this.operation(provider, verify);
@@ -237,7 +241,23 @@ export class ConnectionService {
     }
   }
 
-  /** Which account the credential belongs to, when the manifest says how to ask; null if unknown. */
+  /** An upstream MCP server accepts the credential when initialize and tools/list succeed with it. */
+  private async verifyMcp(provider: ProviderEntry, access: ProviderAccess): Promise<Checked<string | null>> {
+    try {
+      await this.deps.upstreams.check(provider, access);
+      return { ok: true, value: null };
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      const refused = error instanceof UpstreamHttpError && (error.status === 401 || error.status === 403);
+      return {
+        ok: false,
+        message: refused
+          ? `${provider.displayName} refused the credential (HTTP ${error.status} from its MCP server). Check that the whole value was copied, from the right account, with the permissions the tools need. Nothing was stored.`
+          : `Could not list ${provider.displayName}'s tools with this credential (${error.message}). Nothing was stored; try again later.`,
+      };
+    }
+  }
+
   /**
    * Replaces a connection's credentials after a token refresh, only if nobody else did first
    * (compare-and-set on the sealed value); false means the caller should re-read.

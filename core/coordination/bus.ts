@@ -27,6 +27,12 @@ export type BusEvent =
   /** The catalog was reloaded; `providers` are those whose tools changed. */
   | { type: 'catalog.changed'; providers: string[] }
   /**
+   * An upstream MCP server's tools changed (notifications/tools/list_changed, or a new listing
+   * differs) for one scope's connection, or (`scope` null) for every scope of a provider that needs
+   * no connection: cached lists are dropped, and those scopes' clients told.
+   */
+  | { type: 'upstream.tools_changed'; scope: Scope | null; provider: string }
+  /**
    * Stored records changed: every process drops what its read cache holds under these tags
    * (`key:<key id>`, `scope:<scope key>`, or `*` for everything; see cached-store.ts). The
    * writer, `origin`, dropped them before it published.

@@ -66,6 +66,11 @@ export class McpEndpoint {
       deps.bus.subscribe('catalog.changed', ({ providers }) => {
         this.providersChanged(new Set(providers)).catch((error: unknown) => deps.onError(error));
       }),
+      // An upstream MCP server's tools changed: for one scope's connection, or for everyone's.
+      deps.bus.subscribe('upstream.tools_changed', ({ scope, provider }) => {
+        if (scope) this.toolsChanged(scopeKey(scope));
+        else this.providersChanged(new Set([provider])).catch((error: unknown) => deps.onError(error));
+      }),
     ];
   }
 

@@ -8,6 +8,9 @@ import type { Store } from '../store/types.js';
 import type { Telemetry } from '../telemetry/index.js';
 import type { OutboundClient } from '../upstream/outbound.js';
 import type { ProviderClient } from '../upstream/provider-client.js';
+import type { Bus } from '../coordination/bus.js';
+import type { McpUpstreams } from '../upstream/mcp-client.js';
+import { McpToolLists } from './mcp-tools.js';
 import { providerToolRunner, visibleProviders } from './provider-tools.js';
 import { createCompactTools } from './compact.js';
 import { visibilityOf, type VisibilityOf } from './policy.js';
@@ -22,6 +25,9 @@ export interface ToolsDeps {
   connections: ConnectionService;
   oauth: OAuthFlows;
   client: ProviderClient;
+  /** Sessions with upstream MCP servers (providers with `mcp`). */
+  upstreams: McpUpstreams;
+  bus: Bus;
   outbound: OutboundClient;
   log: FastifyBaseLogger;
   telemetry: Telemetry;
@@ -36,6 +42,13 @@ export interface ToolsDeps {
 export function createToolService(deps: ToolsDeps): ToolService {
   const { config, catalog, connections, oauth, log } = deps;
   const visibility: VisibilityOf = (caller) => visibilityOf(deps.store.policies, caller.scope);
+  const mcp = new McpToolLists({
+    upstreams: deps.upstreams,
+    connections,
+    oauth,
+    bus: deps.bus,
+    log,
+  });
   const service: ToolService = new ToolService({
     catalog,
     // call_tool goes through the service's own tools/call, so there is one way to call a tool.
@@ -53,6 +66,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
       oauth,
       visibility,
       baseUrl: config.baseUrl,
+      listed: (scope, provider) => mcp.listing(scope, provider),
       ...(config.reportWebhookUrl
         ? { reportSink: reportWebhook(deps.outbound, config.reportWebhookUrl) }
         : {}),
@@ -64,7 +78,8 @@ export function createToolService(deps: ToolsDeps): ToolService {
     }),
     visibility,
     visibleProviders: (caller, snapshot) => visibleProviders(connections, caller.scope, snapshot),
-    runProviderTool: providerToolRunner(connections, deps.client, oauth),
+    runProviderTool: providerToolRunner(connections, deps.client, oauth, mcp),
+    listedTools: (caller, provider) => mcp.listing(caller.scope, provider),
     telemetry: deps.telemetry,
     audit: deps.audit,
   });

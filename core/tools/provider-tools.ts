@@ -11,6 +11,7 @@ import {
 } from '../upstream/provider-client.js';
 import { buildRequest } from '../upstream/request.js';
 import type { CallObservation } from './audit.js';
+import type { McpToolLists } from './mcp-tools.js';
 import { outboundErrorResult, responseResult } from './result.js';
 import { textResult, withOutcome } from './types.js';
 import type { Caller, Scope } from '../domain.js';
@@ -103,7 +104,22 @@ export function providerToolRunner(
   connections: ConnectionService,
   client: ProviderClient,
   oauth: OAuthFlows,
+  mcp: McpToolLists,
 ) {
+  // An upstream MCP server's tool goes to its server; any other through the provider client.
+  const run = (
+    caller: Caller,
+    provider: ProviderEntry,
+    tool: CompiledTool,
+    args: Record<string, unknown>,
+    access: ProviderAccess,
+    signal?: AbortSignal,
+    observed?: CallObservation,
+  ): Promise<CallToolResult> =>
+    provider.spec.mcp
+      ? mcp.call(caller.scope, provider, tool, args, access, signal, observed)
+      : runTool(client, provider, tool, args, access, signal, observed);
+
   return async (
     caller: Caller,
     provider: ProviderEntry,
@@ -112,8 +128,7 @@ export function providerToolRunner(
     signal?: AbortSignal,
     observed?: CallObservation,
   ): Promise<CallToolResult> => {
-    if (provider.auth.kind === 'none')
-      return runTool(client, provider, tool, args, NO_ACCESS, signal, observed);
+    if (provider.auth.kind === 'none') return run(caller, provider, tool, args, NO_ACCESS, signal, observed);
     let found: Awaited<ReturnType<ConnectionService['access']>>;
     try {
       found = await connections.access(caller.scope, provider.id);
@@ -139,7 +154,7 @@ export function providerToolRunner(
         provider.auth.kind === 'oauth2'
           ? await oauth.tokens.fresh(caller.scope, provider, found.record, found.access)
           : found.access;
-      return await runTool(client, provider, tool, args, access, signal, observed);
+      return await run(caller, provider, tool, args, access, signal, observed);
     } catch (error) {
       if (error instanceof ReapprovalNeededError) return reapproval(oauth, caller.scope, provider);
       if (error instanceof TemporaryRefreshError) {

@@ -95,6 +95,55 @@ export function responseResult(
   return result;
 }
 
+/**
+ * An upstream MCP server's tool result as the agent gets it: its content and structuredContent
+ * passed through (isError included) within the output budget, text cut as REST results are, other
+ * blocks (images, resources) kept while they fit, credential values blanked out of text. A
+ * structuredContent over the budget is left out, or, where the tool declares an outputSchema (so
+ * clients require it), the call fails saying so.
+ */
+export function upstreamResult(
+  tool: ResultTool,
+  result: CallToolResult,
+  options: ResultOptions = {},
+): CallToolResult {
+  const budget = options.outputBudget ?? DEFAULT_OUTPUT_BUDGET;
+  let left = budget;
+  let total = 0;
+  let dropped = 0;
+  const content: CallToolResult['content'] = [];
+  for (const block of result.content) {
+    if (block.type === 'text') {
+      const { kept, total: size } = cutToBudget(redact(block.text, options.secrets ?? []), left);
+      total += size;
+      left -= Buffer.byteLength(kept);
+      content.push({ ...block, text: kept });
+      continue;
+    }
+    const size = Buffer.byteLength(JSON.stringify(block));
+    total += size;
+    if (size <= left) {
+      content.push(block);
+      left -= size;
+    } else dropped++;
+  }
+  const out: CallToolResult = { content, ...(result.isError === true ? { isError: true } : {}) };
+  if (result.structuredContent !== undefined) {
+    const size = Buffer.byteLength(JSON.stringify(result.structuredContent));
+    if (size <= budget) out.structuredContent = result.structuredContent;
+    else if (tool.outputSchema !== undefined)
+      return failure(
+        `${tool.provider} answered with ${bytes(size)} of structured content, over the ${bytes(budget)} output budget. Narrow the request (filters, a smaller range) to get a shorter answer.`,
+      );
+  }
+  const cut = total - (budget - left);
+  if (cut > 0 || dropped > 0) {
+    const blocks = dropped > 0 ? ` (${dropped} non-text block(s) left out)` : '';
+    content.push({ type: 'text', text: `${truncationNote(tool, cut, total, budget)}${blocks}` });
+  }
+  return out;
+}
+
 /** Shapes a failure of the outbound client (refusal, timeout, network) into a tool result. */
 export function outboundErrorResult(tool: ResultTool, error: OutboundError): CallToolResult {
   const provider = tool.provider;

@@ -12,6 +12,7 @@ import { AuditedCall, type CallObservation } from './audit.js';
 import { CALL_TOOL } from './compact.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { trimTool } from './trim.js';
+import { toolPrefix } from '../catalog/openapi/names.js';
 import {
   INVALID_PARAMS,
   outcomeOf,
@@ -36,6 +37,15 @@ export type ProviderToolRunner = (
 /** Which providers' tools a scope sees besides the system tools (connected ones, `none`-auth ones). */
 export type VisibleProviders = (caller: Caller, catalog: CatalogSnapshot) => Promise<string[]>;
 
+/**
+ * The tools of a provider listed at run time (an upstream MCP server's, tools/mcp-tools.ts) that a
+ * caller's scope sees now, and a version that changes when they do; undefined when there are none.
+ */
+export type ListedTools = (
+  caller: Caller,
+  provider: ProviderEntry,
+) => Promise<{ tools: readonly CompiledTool[]; version: string } | undefined>;
+
 export interface ToolServiceDeps {
   catalog: { readonly current: CatalogSnapshot };
   systemTools: readonly SystemTool[];
@@ -45,6 +55,8 @@ export interface ToolServiceDeps {
   compactThreshold: number;
   runProviderTool: ProviderToolRunner;
   visibleProviders: VisibleProviders;
+  /** Tools of providers whose tools are listed per connection (ProviderEntry.categoryRules). */
+  listedTools: ListedTools;
   /** The caller's tool policy: what it hides is neither listed nor callable; its default surface. */
   visibility: VisibilityOf;
   /** Times each call and traces it (metrics by provider, tool and outcome). */
@@ -115,16 +127,51 @@ export class ToolService {
       this.lists.clear();
       this.listsVersion = catalog.version;
     }
-    const cacheKey = `${visibility.key}\u0000${visible.join(',')}`;
+    const listed = await this.listedOf(caller, catalog, visible);
+    const versions = [...listed].map(([id, l]) => `${id}@${l?.version ?? '-'}`).join(',');
+    const cacheKey = `${visibility.key}\u0000${visible.join(',')}\u0000${versions}`;
     let list = this.lists.get(cacheKey);
     if (list === undefined) {
-      list = { shown: visible.flatMap((id) => this.shownTools(catalog, id, visibility)) };
+      list = {
+        shown: visible.flatMap((id) =>
+          listed.has(id)
+            ? (listed.get(id)?.tools ?? []).filter((tool) => visibility.shows(tool))
+            : this.shownTools(catalog, id, visibility),
+        ),
+      };
       if (this.lists.size >= MAX_CACHED_LISTS) this.lists.clear();
       this.lists.set(cacheKey, list);
     }
     if (surface === 'auto' && list.shown.length > this.deps.compactThreshold) return this.compact();
     list.bytes ??= Buffer.from(JSON.stringify([...this.deps.systemTools, ...list.shown].map(descriptor)));
     return list.bytes;
+  }
+
+  /** The run-time lists of the visible providers that have them, by provider id. */
+  private async listedOf(
+    caller: Caller,
+    catalog: CatalogSnapshot,
+    visible: readonly string[],
+  ): Promise<Map<string, Awaited<ReturnType<ListedTools>>>> {
+    const dynamic = visible
+      .map((id) => catalog.providers.get(id))
+      .filter((p): p is ProviderEntry => p?.categoryRules !== undefined);
+    const lists = await Promise.all(dynamic.map((p) => this.deps.listedTools(caller, p)));
+    return new Map(dynamic.map((p, i) => [p.id, lists[i]]));
+  }
+
+  /** A tool of a run-time list the caller's scope sees, by name (its provider's prefix first). */
+  private async listedTool(
+    caller: Caller,
+    catalog: CatalogSnapshot,
+    name: string,
+  ): Promise<CompiledTool | undefined> {
+    for (const provider of catalog.providers.values()) {
+      if (provider.categoryRules === undefined || !name.startsWith(toolPrefix(provider.id))) continue;
+      const found = (await this.deps.listedTools(caller, provider))?.tools.find((t) => t.name === name);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   private compact(): Buffer {
@@ -153,7 +200,9 @@ export class ToolService {
   async call(caller: Caller, name: string, args: unknown, context: CallContext = {}): Promise<ToolResult> {
     const system = this.systemByName.get(name);
     const catalog = this.deps.catalog.current;
-    const tool = system ? undefined : catalog.tools.get(name);
+    const tool = system
+      ? undefined
+      : (catalog.tools.get(name) ?? (await this.listedTool(caller, catalog, name)));
     const telemetry = this.deps.telemetry.toolCallStarted(
       system ? SYSTEM_LABEL : (tool?.provider ?? UNKNOWN_LABEL),
       system || tool ? name : UNKNOWN_LABEL,

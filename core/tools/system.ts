@@ -6,7 +6,8 @@ import type { ConnectionRecord, ReportRecord, Store } from '../store/types.js';
 import type { ToolVisibility, VisibilityOf } from './policy.js';
 import { categoryMatches } from './search.js';
 import { textResult, type CallContext, type SystemTool, type ToolResult } from './types.js';
-import type { Caller } from '../domain.js';
+import type { Caller, Scope } from '../domain.js';
+import type { McpListing } from './mcp-tools.js';
 
 /** Delivers a filed report to the operator beyond the store (TOOLGATE_REPORT_WEBHOOK_URL). */
 export type ReportSink = (report: ReportRecord, caller: Caller) => Promise<void>;
@@ -22,6 +23,8 @@ export interface SystemToolDeps {
   visibility: VisibilityOf;
   reportSink?: ReportSink;
   onSinkError: (error: unknown, report: ReportRecord) => void;
+  /** The tools an upstream MCP provider lists for a scope (tools/mcp-tools.ts). */
+  listed: (scope: Scope, provider: ProviderEntry) => Promise<McpListing | undefined>;
 }
 
 /** list_providers pages: at most 50 entries, which stay around 4k tokens. */
@@ -206,7 +209,9 @@ function connectedText(provider: ProviderEntry, account: string | null, replaced
   const tools = provider.tools.map((t) => t.name);
   return (
     `${replaced ? 'Reconnected' : 'Connected'} ${provider.displayName}${account ? ` as ${account}` : ''}. ` +
-    `Its ${tools.length} tool(s) are available now: ${tools.join(', ')}.`
+    (provider.spec.mcp
+      ? 'Its tools, as its MCP server lists them for this account, are available now: see them with inspect_provider or in the tool list.'
+      : `Its ${tools.length} tool(s) are available now: ${tools.join(', ')}.`)
   );
 }
 
@@ -349,7 +354,9 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
       const provider = seenProvider(deps.catalog.current, visibility, id);
       if (!provider) return unknownProvider(id);
       const record = (await deps.connections.list(caller.scope)).find((c) => c.provider === id);
-      const tools = new Map(provider.tools.filter((t) => visibility.shows(t)).map((t) => [t.name, t]));
+      const listing = provider.spec.mcp ? await deps.listed(caller.scope, provider) : undefined;
+      const all = listing?.tools ?? provider.tools;
+      const tools = new Map(all.filter((t) => visibility.shows(t)).map((t) => [t.name, t]));
       const lines = [
         `${provider.displayName} (${provider.id}): ${provider.description}`,
         `Connects with: ${AUTH_WORDS[provider.auth.kind]}. Needs: ${connectNeeds(provider)}`,
@@ -357,8 +364,9 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
       ];
       if (provider.limits) lines.push(`Limits: ${provider.limits}`);
       if (provider.docsUrl) lines.push(`Docs: ${provider.docsUrl}`);
+      if (provider.spec.mcp) lines.push(mcpNote(listing));
       lines.push('', `Tools by category (${tools.size}):`);
-      for (const category of provider.categories) {
+      for (const category of listing?.categories ?? provider.categories) {
         const shown = category.tools.filter((name) => tools.has(name));
         if (shown.length === 0) continue;
         lines.push(`${category.title}${category.description ? ` — ${category.description}` : ''}`);
@@ -367,6 +375,24 @@ function inspectProvider(deps: SystemToolDeps): SystemTool {
       return textResult(lines.join('\n'));
     },
   };
+}
+
+/** Where an upstream MCP provider's tools come from, and what of its list is not served. */
+function mcpNote(listing: McpListing | undefined): string {
+  const from = `Its tools come from its MCP server, listed for this connection.`;
+  if (!listing) return `${from} Connect it (connect_provider) to see the tools it lists for this account.`;
+  if (listing.error !== undefined)
+    return `${from} Listing them failed just now (${listing.error}); try again in a minute.`;
+  const notes: string[] = [];
+  if (listing.offered > listing.tools.length + listing.skipped.length)
+    notes.push(
+      `it offers ${listing.offered} tools and the gateway serves the first ${listing.tools.length + listing.skipped.length}`,
+    );
+  if (listing.skipped.length > 0)
+    notes.push(
+      `${listing.skipped.length} are left out because their schemas cannot be served (${listing.skipped.slice(0, 3).join('; ')})`,
+    );
+  return notes.length > 0 ? `${from} Of them: ${notes.join('; ')}.` : from;
 }
 
 function reportProblem(deps: SystemToolDeps): SystemTool {

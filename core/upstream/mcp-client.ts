@@ -66,8 +66,6 @@ export interface McpUpstreamDeps {
   client: ProviderClient;
   telemetry: Telemetry;
   limits: McpUpstreamLimits;
-  /** The upstream of `connection` said its tools changed (notifications/tools/list_changed). */
-  onToolsChanged: (connection: string) => void;
 }
 
 /** The upstream answered with an HTTP error status. */
@@ -99,8 +97,14 @@ const CLIENT_INFO = { name: 'toolgate', version: '1' };
 export class McpUpstreams {
   /** By connection key, least recently used first. */
   private readonly sessions = new Map<string, Session>();
+  private readonly changeListeners = new Set<(connection: string) => void>();
 
   constructor(private readonly deps: McpUpstreamDeps) {}
+
+  /** Calls `listener` with the connection key whenever its upstream says its tools changed. */
+  onToolsChanged(listener: (connection: string) => void): void {
+    this.changeListeners.add(listener);
+  }
 
   /** The connection's tools, every page up to `maxTools`, within `listTimeoutMs`. */
   listTools(
@@ -263,7 +267,12 @@ export class McpUpstreams {
     const client = new Client(CLIENT_INFO, {
       ...(sse ? {} : { versionNegotiation: { mode: 'auto' as const } }),
       listChanged: {
-        tools: { autoRefresh: false, onChanged: () => this.deps.onToolsChanged(connection) },
+        tools: {
+          autoRefresh: false,
+          onChanged: () => {
+            for (const listener of this.changeListeners) listener(connection);
+          },
+        },
       },
     });
     const transport = sse
