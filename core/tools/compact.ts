@@ -27,6 +27,8 @@ export interface CompactToolDeps {
   /** The caller's tool policy: search_tools finds only the tools it shows (call_tool: ToolService). */
   visibility: VisibilityOf;
   call: CallTool;
+  /** The catalog with the tools upstream MCP providers list for the scope (tools/mcp-tools.ts). */
+  scopedCatalog: (caller: Caller, catalog: CatalogSnapshot) => Promise<CatalogSnapshot>;
 }
 
 const SEARCH_TOOLS = 'search_tools';
@@ -160,7 +162,8 @@ function searchTools(deps: CompactToolDeps): SystemTool {
       const visibility = await deps.visibility(caller);
       let hits: SearchHit[];
       try {
-        hits = ToolIndex.of(deps.catalog.current).search(query, {
+        const catalog = await deps.scopedCatalog(caller, deps.catalog.current);
+        hits = ToolIndex.of(catalog).search(query, {
           shows: (tool) => visibility.shows(tool),
           ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),
           ...(typeof args.category === 'string' ? { category: args.category } : {}),

@@ -57,6 +57,7 @@ export function createToolService(deps: ToolsDeps): ToolService {
       connections,
       visibility,
       call: (caller, name, args, context) => service.call(caller, name, args, context),
+      scopedCatalog: (caller, snapshot) => mcp.withListedTools(caller.scope, snapshot),
     }),
     compactThreshold: config.compactThreshold,
     systemTools: createSystemTools({

@@ -11,7 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { mcpCatalog, type McpCatalog } from '../catalog/mcp-tools.js';
-import type { CompiledTool, ProviderEntry } from '../catalog/types.js';
+import type { CatalogSnapshot, CompiledTool, ProviderEntry } from '../catalog/types.js';
 import type { OAuthFlows } from '../connections/oauth/index.js';
 import type { ConnectionService } from '../connections/service.js';
 import type { Bus } from '../coordination/bus.js';
@@ -49,18 +49,27 @@ export const MIN_TTL_MS = 1_000;
 export const FAILURE_TTL_MS = 30_000;
 
 interface Entry {
-  /** Resolves to the listing and how long to keep it; replaced when it expires. */
-  listing: Promise<McpListing & { ttl: number }>;
+  /**
+   * Resolves to the listing and how long to keep it (undefined: no usable connection, not kept);
+   * replaced when it expires. Set before it resolves, so concurrent callers share one listing.
+   */
+  listing: Promise<(McpListing & { ttl: number }) | undefined>;
   expiresAt: number;
+  /** The provider's manifest it was listed for: a reload that changes it (categories) lists again. */
+  contentHash: string;
   scope: Scope | null;
   provider: string;
 }
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
 
+/** Catalogs with a scope's listed tools kept at once (see withListedTools); a bound, not a tuning. */
+const MAX_SCOPED_CATALOGS = 100;
+
 /** The per-connection tool lists of upstream MCP providers, and calls to their tools. */
 export class McpToolLists {
   private readonly entries = new Map<string, Entry>();
+  private readonly scoped = new Map<string, CatalogSnapshot>();
 
   constructor(private readonly deps: McpToolListsDeps) {
     deps.upstreams.onToolsChanged((key) => {
@@ -90,20 +99,63 @@ export class McpToolLists {
     const shared = provider.auth.kind === 'none';
     const key = connectionKey(shared ? null : scope, provider.id);
     const cached = this.entries.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.listing;
-    const access = shared ? NO_ACCESS : await this.access(scope, provider);
-    if (!access) return undefined;
-    const previous = cached && (await cached.listing);
+    if (cached && cached.expiresAt > Date.now() && cached.contentHash === provider.contentHash)
+      return cached.listing;
     const entry: Entry = {
-      listing: this.list(provider, access, key, previous),
+      listing: this.fetch(scope, provider, key, cached),
       expiresAt: Number.POSITIVE_INFINITY,
+      contentHash: provider.contentHash,
       scope: shared ? null : scope,
       provider: provider.id,
     };
     this.entries.set(key, entry);
     const listing = await entry.listing;
-    entry.expiresAt = Date.now() + (listing.error ? FAILURE_TTL_MS : listing.ttl);
+    if (this.entries.get(key) === entry) {
+      if (listing) entry.expiresAt = Date.now() + (listing.error ? FAILURE_TTL_MS : listing.ttl);
+      else this.entries.delete(key);
+    }
     return listing;
+  }
+
+  /** Lists with the scope's access, the previous list at hand should the upstream fail now. */
+  private async fetch(
+    scope: Scope,
+    provider: ProviderEntry,
+    key: string,
+    cached: Entry | undefined,
+  ): Promise<(McpListing & { ttl: number }) | undefined> {
+    const access = provider.auth.kind === 'none' ? NO_ACCESS : await this.access(scope, provider);
+    if (!access) return undefined;
+    const previous = cached?.contentHash === provider.contentHash ? await cached.listing : undefined;
+    return this.list(provider, access, key, previous);
+  }
+
+  /**
+   * `catalog` as a scope sees it: its upstream MCP providers carrying the tools and categories
+   * listed for the scope (what search_tools indexes). The same object while the catalog and the
+   * lists stay the same, so its search index is built once (ToolIndex.of caches by snapshot).
+   */
+  async withListedTools(scope: Scope, catalog: CatalogSnapshot): Promise<CatalogSnapshot> {
+    const dynamic = [...catalog.providers.values()].filter((p) => p.categoryRules !== undefined);
+    const listings = await Promise.all(dynamic.map((p) => this.listing(scope, p)));
+    const listed = dynamic.flatMap((p, i) => {
+      const listing = listings[i];
+      return listing && listing.tools.length > 0 ? [{ provider: p, listing }] : [];
+    });
+    if (listed.length === 0) return catalog;
+    const key = `${catalog.version}\u0000${listed.map((l) => `${l.provider.id}@${l.listing.version}`).join(',')}`;
+    const known = this.scoped.get(key);
+    if (known) return known;
+    const providers = new Map(catalog.providers);
+    const tools = new Map(catalog.tools);
+    for (const { provider, listing } of listed) {
+      providers.set(provider.id, { ...provider, tools: listing.tools, categories: listing.categories });
+      for (const tool of listing.tools) tools.set(tool.name, tool);
+    }
+    const snapshot: CatalogSnapshot = { ...catalog, providers, tools };
+    if (this.scoped.size >= MAX_SCOPED_CATALOGS) this.scoped.clear();
+    this.scoped.set(key, snapshot);
+    return snapshot;
   }
 
   /** Calls an upstream tool with the scope's access (ProviderToolRunner checked the connection). */

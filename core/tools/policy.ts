@@ -52,9 +52,14 @@ export class ToolVisibility {
     return this.policies.every((policy) => lets(policy, tool));
   }
 
-  /** A provider is in the caller's catalog while at least one of its tools is shown. */
+  /**
+   * A provider is in the caller's catalog while at least one of its tools is shown; one whose
+   * tools are listed per connection (an upstream MCP server's) while the policy lets its id through.
+   */
   showsProvider(provider: ProviderEntry): boolean {
-    return this.key === '' || provider.tools.some((tool) => this.shows(tool));
+    if (this.key === '') return true;
+    if (provider.categoryRules !== undefined) return this.shows({ name: '', provider: provider.id });
+    return provider.tools.some((tool) => this.shows(tool));
   }
 }
 

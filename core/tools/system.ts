@@ -386,7 +386,7 @@ function mcpNote(listing: McpListing | undefined): string {
   const notes: string[] = [];
   if (listing.offered > listing.tools.length + listing.skipped.length)
     notes.push(
-      `it offers ${listing.offered} tools and the gateway serves the first ${listing.tools.length + listing.skipped.length}`,
+      `it offers at least ${listing.offered} tools and the gateway serves the first ${listing.tools.length + listing.skipped.length}`,
     );
   if (listing.skipped.length > 0)
     notes.push(

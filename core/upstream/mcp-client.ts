@@ -11,7 +11,7 @@
  * credentials changed (a refreshed token, a reconnect) is replaced. A 401 with renewable access (an
  * OAuth2 token) renews it once and tries again, as ProviderClient.transmit does for REST calls.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   Client,
   ProtocolError,
@@ -32,7 +32,7 @@ import type { ProviderAccess, ProviderClient } from './provider-client.js';
 /** What an upstream listed for one connection, cut to the gateway's bound. */
 export interface McpToolList {
   tools: Tool[];
-  /** How many the upstream offered before the cut (more than `tools.length` when it was cut). */
+  /** How many the upstream offered in the pages read (more than `tools.length` when it was cut). */
   offered: number;
   /** How long the upstream says the list may be cached (2026-07-28 `ttlMs`), when it says. */
   ttlMs?: number;
@@ -133,7 +133,6 @@ export class McpUpstreams {
         cursor = page.nextCursor;
         // Past the bound, one more page only says there are more: stop asking.
       } while (cursor !== undefined && tools.length < limits.maxTools);
-      if (cursor !== undefined) offered += 1;
       return { tools, offered, ...(ttlMs !== undefined ? { ttlMs } : {}) };
     }).catch((error: unknown) => {
       if (deadline.aborted && !signal?.aborted)
@@ -164,7 +163,7 @@ export class McpUpstreams {
    * own, closed after. Rejects as a call would (UpstreamHttpError 401 for a refused key).
    */
   async check(provider: ProviderEntry, access: ProviderAccess): Promise<McpToolList> {
-    const key = `check\u0000${provider.id}\u0000${Math.random()}`;
+    const key = `check\u0000${provider.id}\u0000${randomUUID()}`;
     try {
       const { credentials, fields } = access;
       return await this.listTools(provider, { credentials, fields }, key);
@@ -289,7 +288,7 @@ export class McpUpstreams {
 
   private host(provider: ProviderEntry): string {
     try {
-      return new URL(this.deps.client.baseUrl(provider, undefined, { credentials: {}, fields: {} })).host;
+      return new URL(this.deps.client.baseUrl(provider, undefined, { credentials: {}, fields: {} })).hostname;
     } catch {
       return provider.id;
     }

@@ -531,9 +531,13 @@ function toOutboundError(error: unknown, host: string, timeoutMs: number): unkno
   return new OutboundNetworkError(host, code ?? 'NETWORK_ERROR', { cause: error });
 }
 
+/** The system or undici code of a failure, or of its cause (fetch reports one as `fetch failed`). */
 function errorCode(error: unknown): string | undefined {
-  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
-  return typeof code === 'string' ? code : undefined;
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
 }
 
 const NETWORK_CODE_TEXT: Readonly<Record<string, string>> = {

@@ -17,11 +17,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts server-everything's Streamable HTTP transport on a free loopback port. */
-export async function startEverything(): Promise<RunningServer> {
+/**
+ * Starts server-everything on a free loopback port: its Streamable HTTP transport (2025-era
+ * sessions, at /mcp), or its 2024-11-05 HTTP+SSE one (at /sse).
+ */
+export async function startEverything(
+  transport: 'streamableHttp' | 'sse' = 'streamableHttp',
+): Promise<RunningServer> {
   const port = await freePort();
   const bin = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const child = spawn(process.execPath, [bin, 'streamableHttp'], {
+  const child = spawn(process.execPath, [bin, transport], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -30,11 +35,11 @@ export async function startEverything(): Promise<RunningServer> {
     child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${said}`)));
     child.stderr.on('data', (chunk: Buffer) => {
       said += chunk.toString();
-      if (said.includes('listening on port')) resolve();
+      if (/(listening|running) on port/.test(said)) resolve();
     });
   });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`,
     async close() {
       if (child.exitCode !== null) return;
       child.kill();

@@ -1,6 +1,7 @@
 /**
  * Providers whose tools come from an upstream MCP server (issue 17), end to end: the reference
- * server `@modelcontextprotocol/server-everything` (2025-era sessions) and a 2026-07-28 stateless
+ * server `@modelcontextprotocol/server-everything` (2025-era sessions, and its 2024-11-05 HTTP+SSE
+ * transport) and a 2026-07-28 stateless
  * server of the v2 server SDK as upstreams, listed and called through the gateway by the real
  * clients of each generation; an API key upstream checks the header, two users each call with their
  * own key and see their own tools; list_changed from an upstream reaches the scope's client.
@@ -27,16 +28,21 @@ import { startReceiver, type Receiver } from '../../helpers/receiver.js';
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
 let everything: RunningServer;
+let everythingSse: RunningServer;
 let acme: ModernUpstream;
+let acmeOAuth: ModernUpstream;
 let weather: Receiver;
 let tg: TestGateway;
 /** Keys the loopback Acme server accepts, and the account each belongs to. */
 const ACCOUNTS: Record<string, string> = { acme_alice: 'alice', acme_bob: 'bob' };
 let extraTool = false;
+/** Whether the OAuth upstream still accepts the token it issued ("good"). */
+let tokenValid = true;
 
 beforeAll(async () => {
-  [everything, acme, weather] = await Promise.all([
+  [everything, everythingSse, acme, acmeOAuth, weather] = await Promise.all([
     startEverything(),
+    startEverything('sse'),
     startModernUpstream('x-acme-key', {
       tools(key) {
         const account = key === undefined ? undefined : ACCOUNTS[key];
@@ -54,6 +60,10 @@ beforeAll(async () => {
           structuredContent: { account: ACCOUNTS[key ?? ''] ?? null },
         }),
     }),
+    startModernUpstream('authorization', {
+      tools: (bearer) => (bearer === 'Bearer good' && tokenValid ? [upstreamTool('ping')] : undefined),
+      call: () => Promise.resolve({ content: [{ type: 'text', text: 'pong' }] }),
+    }),
     startReceiver(() => ({
       status: 200,
       headers: { 'content-type': 'application/json' },
@@ -64,13 +74,19 @@ beforeAll(async () => {
     {
       TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
       TOOLGATE_PROVIDER_EVERYTHING_BASE_URL: everything.url,
+      TOOLGATE_PROVIDER_EVERYTHING_SSE_BASE_URL: everythingSse.url,
       TOOLGATE_PROVIDER_ACME_MCP_BASE_URL: acme.url,
+      TOOLGATE_PROVIDER_ACME_OAUTH_MCP_BASE_URL: acmeOAuth.url,
+      TOOLGATE_PROVIDER_ACME_OAUTH_MCP_CLIENT_ID: 'toolgate-test',
+      TOOLGATE_PROVIDER_ACME_OAUTH_MCP_CLIENT_SECRET: 'test-secret',
       TOOLGATE_PROVIDER_WEATHER_BASE_URL: weather.url,
     },
     {
       manifestFiles: [
         `${FIXTURES}mcp/everything.yaml`,
+        `${FIXTURES}mcp/everything-sse.yaml`,
         `${FIXTURES}mcp/acme-mcp.yaml`,
+        `${FIXTURES}mcp/acme-oauth-mcp.yaml`,
         `${FIXTURES}catalog/auth-none/weather.yaml`,
       ],
     },
@@ -79,7 +95,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await tg.close();
-  await Promise.all([everything.close(), acme.close(), weather.close()]);
+  await Promise.all([
+    everything.close(),
+    everythingSse.close(),
+    acme.close(),
+    acmeOAuth.close(),
+    weather.close(),
+  ]);
 });
 
 type Call = Awaited<ReturnType<TestClient['callTool']>>;
@@ -126,6 +148,35 @@ describe('server-everything as an upstream (2025-era Streamable HTTP with sessio
       // By annotation (readOnlyHint), and the last category takes what no selector matches.
       expect(inspected).toMatch(/Reading\n(.*\n)* {2}- everything_get_sum: /);
       expect(inspected).toMatch(/Other\n(.*\n)* {2}- everything_toggle_simulated_logging: /);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('is found by search_tools and run by call_tool (the compact surface)', async () => {
+    const client = await connectWithKey(tg, '2026-07-28', '?tools=compact');
+    try {
+      const found = text(await client.callTool('search_tools', { query: 'add two numbers sum' }));
+      expect(found).toContain('everything_get_sum (everything, no connection needed)');
+      const sum = await client.callTool('call_tool', {
+        name: 'everything_get_sum',
+        arguments: { a: 1, b: 2 },
+      });
+      expect(text(sum)).toContain('3');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('server-everything as a 2024-11-05 HTTP+SSE upstream (transport: sse)', () => {
+  it('is listed and called through the gateway', async () => {
+    const client = await connectWithKey(tg, '2025 (v2 client)', '?user_id=u-sse');
+    try {
+      expect(await client.listToolNames()).toContain('everything_sse_echo');
+      expect(text(await client.callTool('everything_sse_echo', { message: 'over sse' }))).toContain(
+        'over sse',
+      );
     } finally {
       await client.close();
     }
@@ -208,7 +259,36 @@ describe('an API key upstream (2026-07-28, stateless)', () => {
       await client.close();
     }
   });
+});
 
+describe('an OAuth2 upstream (2026-07-28)', () => {
+  it('answers an OAuth2 token the upstream refuses with the re-approval message and a link', async () => {
+    const { key } = await tg.key('client', 'oauth-user');
+    const clientId = (await tg.gateway.keys.list()).find((k) => k.clientName === 'oauth-user')!.clientId;
+    const scope = { clientId, orgId: null, userId: 'dave' };
+    await tg.gateway.connections.store(
+      scope,
+      'acme-oauth-mcp',
+      { credentials: { access_token: 'good' }, fields: {} },
+      null,
+    );
+    const client = await connect('2026-07-28', tg.mcpUrl('?user_id=dave'), { 'X-API-Key': key });
+    try {
+      expect(text(await client.callTool('acme_oauth_mcp_ping'))).toBe('pong');
+      // The upstream revokes the token; with no refresh token it cannot be renewed.
+      tokenValid = false;
+      const refused = await client.callTool('acme_oauth_mcp_ping');
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(
+        /The Acme OAuth MCP connection must be re-approved(.|\n)*open this link(.|\n)*\/oauth\//,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('alongside REST providers', () => {
   it('leaves a REST provider of the same gateway working', async () => {
     const client = await connectWithKey(tg, '2026-07-28', '');
     try {

@@ -58,7 +58,7 @@ describe('manifest validation', () => {
       'acme.yaml:2:1  TG_MANIFEST_MISSING_KEY  display_name  missing required key "display_name"; add it',
       'acme.yaml:4:1  TG_MANIFEST_UNKNOWN_KEY  display_nam  unknown key "display_nam" (did you mean "display_name"?); remove it; ' +
         'allowed here: schema_version, id, display_name, description, docs_url, logo_url, auth, connection_fields, api, verify, ' +
-        'identity, openapi, tools, categories, limits, synonyms, plugin',
+        'identity, openapi, tools, mcp, categories, limits, synonyms, plugin',
     ]);
   });
 
@@ -74,8 +74,32 @@ describe('manifest validation', () => {
       'auth:\n  kind: oauth2\n  authorization_url: https://acme.example/oauth/authorize\napi:',
     );
     expect(await validate(oauth)).toEqual([
-      'acme.yaml:7:3  TG_MANIFEST_MISSING_KEY  auth > token_url  missing required key "token_url"; add it (An https:// URL.)',
+      'acme.yaml:7:3  TG_MANIFEST_MISSING_KEY  auth > token_url  missing required key "token_url"; add the https URL from the provider\'s documentation (only an mcp provider may discover it with discovery: mcp)',
     ]);
+  });
+
+  describe('of a provider whose tools come from an upstream MCP server (mcp)', () => {
+    const MCP = BASE.replace(
+      /api:\n[\s\S]*?categories:/,
+      'mcp:\n  url: https://mcp.acme.example/mcp\ncategories:',
+    ).replace('tools: [acme_ping]', 'match: [{ read_only: true }]');
+
+    it('accepts it from the manifest alone (its tools are listed per connection, later)', async () => {
+      expect(await validate(MCP)).toEqual([]);
+      const oauth = MCP.replace(/auth:\n[\s\S]*?mcp:/, 'auth: { kind: oauth2, discovery: mcp }\nmcp:');
+      expect(await validate(oauth)).toEqual([]);
+    });
+
+    it('reports what the upstream gives written in the manifest too, and discovery without mcp', async () => {
+      const both = MCP.replace('mcp:\n', 'api: { base_url: https://api.acme.example }\nmcp:\n');
+      expect(await validate(both)).toEqual([
+        "acme.yaml:12:6  TG_MANIFEST_MCP_CONFLICT  api  remove api: an mcp provider's tools and their endpoint come from its upstream MCP server (mcp > url)",
+      ]);
+      const discovery = BASE.replace(/auth:\n[\s\S]*?api:/, 'auth: { kind: oauth2, discovery: mcp }\napi:');
+      expect(await validate(discovery)).toEqual([
+        'acme.yaml:6:34  TG_MANIFEST_MCP_CONFLICT  auth > discovery  discovery: mcp reads the endpoints from an upstream MCP server; add mcp > url, or give authorization_url and token_url instead',
+      ]);
+    });
   });
 
   it('reports a category listing a tool that does not exist, and the tool left uncategorized', async () => {
