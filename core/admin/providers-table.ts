@@ -17,9 +17,17 @@ const KIND: Record<ProviderEntry['auth']['kind'], string> = {
   none: 'nothing (no credentials)',
 };
 
-/** How a user connects: the auth kind, and what they type when it is more than one key. */
+/**
+ * How a user connects: the auth kind, and what they type when it is more than one key; a provider
+ * whose tools come from an upstream MCP server says so, and whether its OAuth endpoints are
+ * discovered from that server.
+ */
 function connectsWith(provider: ProviderEntry): string {
-  const { auth, connection_fields: fields } = provider.spec;
+  const { auth, connection_fields: fields, mcp } = provider.spec;
+  if (mcp) {
+    const discovered = auth.kind === 'oauth2' && auth.discovery === 'mcp';
+    return `MCP server, ${discovered ? 'OAuth2 (discovered)' : KIND[auth.kind]}`;
+  }
   const kind = KIND[auth.kind];
   if (auth.kind !== 'api_key') return kind;
   const credentials = Object.values(auth.credentials).map((c) => c.title);
@@ -35,7 +43,8 @@ export function providersTable(snapshot: CatalogSnapshot): string {
       `\`${p.id}\``,
       connectsWith(p),
       p.categories.map((c) => c.title).join(', '),
-      String(p.tools.length),
+      // An MCP server's tools are listed per connection, so the catalog alone cannot count them.
+      p.spec.mcp ? 'listed per user' : String(p.tools.length),
     ]),
   );
   return [

@@ -36,7 +36,10 @@ export function messageFromJson(value: unknown): string | undefined {
     // OAuth-style `{error: "invalid_token", error_description: "..."}`: both halves say something.
     (code !== undefined && description !== undefined ? `${code}: ${description}` : undefined) ??
     stringField(value, 'message') ??
-    (isRecord(error) ? stringField(error, 'message') : undefined) ??
+    // PascalCase APIs (Postmark's {ErrorCode, Message}, .NET services).
+    stringField(value, 'Message') ??
+    // `{error: {message}}`, or `{error: {id, name, detail}}` (YNAB).
+    (isRecord(error) ? (stringField(error, 'message') ?? stringField(error, 'detail')) : undefined) ??
     code ??
     description ??
     stringField(value, 'detail') ??
@@ -59,6 +62,8 @@ export function messageFromJson(value: unknown): string | undefined {
         : isRecord(item)
           ? (stringField(item, 'message') ??
             stringField(item, 'detail') ??
+            // Linode's `errors: [{reason, field}]`.
+            stringField(item, 'reason') ??
             // GitHub's validation errors: {resource, field, code} without a message.
             (stringField(item, 'field') !== undefined && stringField(item, 'code') !== undefined
               ? `${stringField(item, 'field')!}: ${stringField(item, 'code')!}`

@@ -20,6 +20,9 @@ describe("README's providers table", () => {
     expect(block).toBe(providersTable(snapshot));
     // Every bundled provider has its row, with its connection kind and tool count.
     expect(block).toContain('| Twilio | `twilio` | API key (Account SID + Auth Token) |');
+    // A provider whose tools come from an upstream MCP server: its kind, and no count before listing.
+    expect(block).toContain('| DeepWiki | `deepwiki` | MCP server, nothing (no credentials) |');
+    expect(block).toMatch(/\| `sentry` \| MCP server, OAuth2 \(discovered\) \| .* \| listed per user \|/);
     expect(block.split('\n').filter((line) => line.startsWith('| ') && line.includes('`'))).toHaveLength(
       snapshot.providers.size,
     );

@@ -127,6 +127,36 @@ function valueAt(root: unknown, path: readonly string[]): unknown {
 }
 
 /**
+ * Replaces each `$ref` into the paths whose target the subset does not hold with a copy of that
+ * target: DigitalOcean's operations share parameters by pointing at another operation's, and that
+ * operation may not be selected, which would leave the `$ref` dangling. `chain` stops a cycle.
+ */
+function inlineDanglingPathRefs(
+  node: unknown,
+  root: JsonObject,
+  kept: JsonObject,
+  chain: readonly string[] = [],
+): void {
+  if (Array.isArray(node)) {
+    for (const item of node) inlineDanglingPathRefs(item, root, kept, chain);
+    return;
+  }
+  if (!isObject(node)) return;
+  const ref = node.$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/paths/') && !chain.includes(ref)) {
+    const path = segments(ref);
+    const target = valueAt(root, path);
+    if (valueAt(kept, path) === undefined && isObject(target)) {
+      delete node.$ref;
+      Object.assign(node, structuredClone(target));
+      inlineDanglingPathRefs(node, root, kept, [...chain, ref]);
+      return;
+    }
+  }
+  for (const value of Object.values(node)) inlineDanglingPathRefs(value, root, kept, chain);
+}
+
+/**
  * The document cut to `selected`: its info and servers, the selected operations under their paths
  * (with the path items' shared parameters), the tags they use, the security schemes they name, and
  * every component they reach through `$ref`s, transitively.
@@ -141,7 +171,9 @@ export function subsetDocument(doc: OpenApiDocument, selected: readonly Operatio
     )) as JsonObject;
     kept[op.method.toLowerCase()] = op.operation;
   }
-  out.paths = paths;
+  // A copy, so that inlining does not write into the document the operations came from.
+  out.paths = structuredClone(paths);
+  inlineDanglingPathRefs(out.paths, doc.root, { paths: out.paths });
   const used = new Set(selected.flatMap((op) => op.tags));
   if (Array.isArray(doc.root.tags)) {
     const tags = doc.root.tags.filter((t) => isObject(t) && used.has(String(t.name)));
@@ -149,7 +181,7 @@ export function subsetDocument(doc: OpenApiDocument, selected: readonly Operatio
   }
 
   const pending: string[] = [];
-  collectRefs(paths, pending);
+  collectRefs(out.paths, pending);
   const done = new Set<string>();
   while (pending.length > 0) {
     const ref = pending.shift()!;

@@ -163,33 +163,25 @@ export interface ProviderHarness {
   close(): Promise<void>;
 }
 
-/** Starts a provider's loopback API, a gateway pointed at it, and a client of user u1. */
-export async function providerHarness(options: HarnessOptions): Promise<ProviderHarness> {
-  const { provider } = options;
-  const api = await startReceiver(options.answer);
-  const prefix = `TOOLGATE_PROVIDER_${provider.replace(/-/g, '_').toUpperCase()}`;
-  const setting =
-    options.auth === 'webhook'
-      ? { [`${prefix}_ALLOWED_HOSTS`]: '127.0.0.1' }
-      : { [`${prefix}_BASE_URL`]: `${api.url}${options.basePath ?? ''}` };
-  const tg = await startGateway(
-    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', ...setting },
-    {
-      manifestFiles: options.manifests ?? providerManifestFiles(provider),
-      plugins: options.plugins ?? PLUGINS,
-    },
-  );
-  const { key } = await tg.key('client');
-  if (options.auth === 'oauth') {
-    const clientId = (await tg.gateway.keys.list())[0]!.clientId;
-    await tg.gateway.connections.store(
-      { clientId, orgId: null, userId: 'u1' },
-      provider,
-      { credentials: { access_token: options.accessToken }, fields: options.fields ?? {} },
-      options.account ?? null,
-    );
-  }
-  const client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
+/** One provider of a shared gateway: its id, how it comes to be connected, and its loopback API. */
+export type ProviderSpec = ProviderAuth & Omit<HarnessOptions, 'manifests' | 'plugins' | keyof ProviderAuth>;
+
+/** The settings that point a provider at its loopback API (base URL, or allowed webhook host). */
+function loopbackSetting(spec: ProviderSpec, api: LoopbackApi): Record<string, string> {
+  const prefix = `TOOLGATE_PROVIDER_${spec.provider.replace(/-/g, '_').toUpperCase()}`;
+  return spec.auth === 'webhook'
+    ? { [`${prefix}_ALLOWED_HOSTS`]: '127.0.0.1' }
+    : { [`${prefix}_BASE_URL`]: `${api.url}${spec.basePath ?? ''}` };
+}
+
+/** A provider's view of a gateway and client that may be shared with other providers. */
+function bindProvider(
+  provider: string,
+  api: LoopbackApi,
+  tg: TestGateway,
+  client: TestClient,
+  close: () => Promise<void>,
+): ProviderHarness {
   let seen = 0;
   const sent = (): Received[] => {
     const fresh = api.received.slice(seen);
@@ -227,11 +219,98 @@ export async function providerHarness(options: HarnessOptions): Promise<Provider
     connectProvider: (credentials, fields) =>
       call('connect_provider', { provider, credentials, ...(fields ? { fields } : {}) }),
     inspect: async () => (await call('inspect_provider', { provider })).text,
-    async close() {
-      await client.close();
-      await tg.close();
-      await api.close();
+    close,
+  };
+}
+
+/**
+ * Starts one gateway holding several providers, each with its own loopback API, and one client of
+ * user u1; returns each provider's harness by id (they share the gateway and the client, so a test
+ * file of several providers starts one gateway, not one per provider).
+ */
+export async function providersHarness(
+  specs: ProviderSpec[],
+  plugins: ProviderPlugin[] = PLUGINS,
+): Promise<Record<string, ProviderHarness>> {
+  const apis = await Promise.all(specs.map((spec) => startReceiver(spec.answer)));
+  const settings = Object.assign({}, ...specs.map((spec, i) => loopbackSetting(spec, apis[i]!))) as Record<
+    string,
+    string
+  >;
+  const tg = await startGateway(
+    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', ...settings },
+    { manifestFiles: specs.flatMap((spec) => providerManifestFiles(spec.provider)), plugins },
+  );
+  const { key } = await tg.key('client');
+  const clientId = (await tg.gateway.keys.list())[0]!.clientId;
+  for (const spec of specs) {
+    if (spec.auth !== 'oauth') continue;
+    await tg.gateway.connections.store(
+      { clientId, orgId: null, userId: 'u1' },
+      spec.provider,
+      { credentials: { access_token: spec.accessToken }, fields: spec.fields ?? {} },
+      spec.account ?? null,
+    );
+  }
+  const client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
+  const close = async (): Promise<void> => {
+    await client.close();
+    await tg.close();
+    await Promise.all(apis.map((api) => api.close()));
+  };
+  return Object.fromEntries(
+    specs.map((spec, i) => [spec.provider, bindProvider(spec.provider, apis[i]!, tg, client, close)]),
+  );
+}
+
+/** Starts a provider's loopback API, a gateway pointed at it, and a client of user u1. */
+export async function providerHarness(options: HarnessOptions): Promise<ProviderHarness> {
+  const { provider } = options;
+  const api = await startReceiver(options.answer);
+  const tg = await startGateway(
+    { TOOLGATE_ALLOW_PRIVATE_NETWORK: '1', ...loopbackSetting(options, api) },
+    {
+      manifestFiles: options.manifests ?? providerManifestFiles(provider),
+      plugins: options.plugins ?? PLUGINS,
     },
+  );
+  const { key } = await tg.key('client');
+  if (options.auth === 'oauth') {
+    const clientId = (await tg.gateway.keys.list())[0]!.clientId;
+    await tg.gateway.connections.store(
+      { clientId, orgId: null, userId: 'u1' },
+      provider,
+      { credentials: { access_token: options.accessToken }, fields: options.fields ?? {} },
+      options.account ?? null,
+    );
+  }
+  const client = await connect('2025 (v1 client)', tg.mcpUrl('?user_id=u1'), { 'X-API-Key': key });
+  return bindProvider(provider, api, tg, client, async () => {
+    await client.close();
+    await tg.close();
+    await api.close();
+  });
+}
+
+/** A harness that stands for one started later: its members throw until `get` returns one. */
+function lazyHarness(get: () => ProviderHarness): ProviderHarness {
+  return {
+    get api() {
+      return get().api;
+    },
+    get tg() {
+      return get().tg;
+    },
+    get client() {
+      return get().client;
+    },
+    sent: () => get().sent(),
+    expectSent: (...expected) => get().expectSent(...expected),
+    call: (tool, args) => get().call(tool, args),
+    expectCall: (expected) => get().expectCall(expected),
+    connectProvider: (credentials, fields) => get().connectProvider(credentials, fields),
+    inspect: () => get().inspect(),
+    close: () => get().close(),
   };
 }
 
@@ -245,26 +324,32 @@ export function useProviderHarness(options: HarnessOptions): ProviderHarness {
     started = await providerHarness(options);
   });
   afterAll(() => started?.close());
-  const harness = (): ProviderHarness => {
+  return lazyHarness(() => {
     if (!started) throw new Error(`the ${options.provider} harness is not started yet`);
     return started;
-  };
-  return {
-    get api() {
-      return harness().api;
-    },
-    get tg() {
-      return harness().tg;
-    },
-    get client() {
-      return harness().client;
-    },
-    sent: () => harness().sent(),
-    expectSent: (...expected) => harness().expectSent(...expected),
-    call: (tool, args) => harness().call(tool, args),
-    expectCall: (expected) => harness().expectCall(expected),
-    connectProvider: (credentials, fields) => harness().connectProvider(credentials, fields),
-    inspect: () => harness().inspect(),
-    close: () => harness().close(),
-  };
+  });
+}
+
+/**
+ * The harnesses of a test file of several providers behind one gateway (see providersHarness),
+ * started before its tests and closed after them, by provider id.
+ */
+export function useProvidersHarness<const Id extends string>(
+  specs: (ProviderSpec & { provider: Id })[],
+): Record<Id, ProviderHarness> {
+  let started: Record<string, ProviderHarness> | undefined;
+  beforeAll(async () => {
+    started = await providersHarness(specs);
+  });
+  afterAll(() => Object.values(started ?? {})[0]?.close());
+  return Object.fromEntries(
+    specs.map(({ provider }): [Id, ProviderHarness] => [
+      provider,
+      lazyHarness(() => {
+        const harness = started?.[provider];
+        if (!harness) throw new Error(`the ${provider} harness is not started yet`);
+        return harness;
+      }),
+    ]),
+  ) as Record<Id, ProviderHarness>;
 }

@@ -128,6 +128,26 @@ describe('subsetDocument', () => {
     });
   });
 
+  it('copies in what a $ref into an unselected operation points at, so no $ref dangles', () => {
+    // DigitalOcean's operations share parameters by pointing at another operation's.
+    const perPage = { name: 'per_page', in: 'query', schema: { $ref: '#/components/schemas/Size' } };
+    const document = doc({
+      paths: {
+        '/v2/keys': { get: { parameters: [perPage], responses: ok } },
+        '/v2/droplets': {
+          get: { parameters: [{ $ref: '#/paths/~1v2~1keys/get/parameters/0' }], responses: ok },
+        },
+      },
+      components: { schemas: { Size: { type: 'integer', maximum: 200 } } },
+    });
+    const droplets = listOperations(document).filter((op) => op.key === 'GET /v2/droplets');
+    const subset = subsetDocument(document, droplets);
+    expect(subset.paths).toEqual({ '/v2/droplets': { get: { parameters: [perPage], responses: ok } } });
+    expect(subset.components).toEqual({ schemas: { Size: { type: 'integer', maximum: 200 } } });
+    // The document itself is left as it was.
+    expect(droplets[0]!.operation.parameters).toEqual([{ $ref: '#/paths/~1v2~1keys/get/parameters/0' }]);
+  });
+
   it('rebuilds a 2.0 document the same way', () => {
     const document = doc(
       {

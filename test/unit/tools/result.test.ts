@@ -152,6 +152,13 @@ describe('provider errors', () => {
       'Validation Failed (name is taken)',
     ],
     [{ errors: ['first', 'second'] }, 'first; second'],
+    // Postmark's PascalCase, YNAB's error detail, Linode's error reasons.
+    [{ ErrorCode: 300, Message: 'Invalid email request' }, 'Invalid email request'],
+    [
+      { error: { id: '404.2', name: 'resource_not_found', detail: 'Resource not found' } },
+      'Resource not found',
+    ],
+    [{ errors: [{ reason: 'Not found' }] }, 'Not found'],
   ])('extracts the provider message from %j', (body, message) => {
     expect(textOf(responseResult(tool, response(404, body)))).toContain(
       `github returned HTTP 404 Not Found: ${message}\n`,
