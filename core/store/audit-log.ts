@@ -29,8 +29,8 @@ export function auditTime(): string {
 
 /** Flushed at least this often while entries wait: a kill -9 loses at most about this much. */
 const FLUSH_MS = 1_000;
-/** A batch this large is written at once instead of waiting for the timer. */
-const BATCH = 500;
+/** A batch this large is written at once instead of waiting for the timer (one INSERT: store/audit.ts). */
+const BATCH = 512;
 /** While the store refuses writes, entries wait up to this many, then the oldest are dropped. */
 const MAX_WAITING = 50_000;
 
@@ -43,7 +43,7 @@ export interface AuditLogOptions {
 
 /**
  * The audit trail's writer: `record` only buffers (no I/O on the request path); a batch is written
- * in one multi-row INSERT each second, or as soon as {@link BATCH} entries wait. `close()` (graceful
+ * in multi-row INSERTs each second, or as soon as {@link BATCH} entries wait. `close()` (graceful
  * shutdown, the end of a CLI command) writes what is left, so a SIGTERM loses nothing; a process
  * killed outright loses what it buffered in the last second. One writer per process: several
  * processes append to the same table independently.
