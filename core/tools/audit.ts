@@ -1,6 +1,6 @@
 import { isInputRequiredResult, type CallToolResult } from '@modelcontextprotocol/server';
 import type { Caller } from '../domain.js';
-import { auditScope, type AuditLog } from '../store/audit-log.js';
+import { auditScope, auditTime, type AuditLog } from '../store/audit-log.js';
 import type { AuditOutcome } from '../store/types.js';
 import { ToolCallError, type ToolResult } from './types.js';
 
@@ -25,7 +25,7 @@ function failureText(result: CallToolResult): string | null {
 /** A tool call under way; `end` records its entry in the audit trail (never its arguments or result). */
 export class AuditedCall {
   readonly observed: CallObservation = {};
-  private readonly at = new Date().toISOString();
+  private readonly at = auditTime();
   private readonly started = performance.now();
 
   constructor(

@@ -66,11 +66,15 @@ export class ToolVisibility {
 /** How the tools find a caller's visibility (tools/index.ts: from the store's policies). */
 export type VisibilityOf = (caller: Caller) => Promise<ToolVisibility>;
 
+/** The visibility of a caller without policies (most of them, on every call): shared, immutable. */
+const EVERYTHING = new ToolVisibility([]);
+
 /** The caller's visibility: its client's policy, and its organization's in 3-level scopes. */
 export async function visibilityOf(policies: PolicyStore, scope: Scope): Promise<ToolVisibility> {
   const [client, org] = await Promise.all([
     policies.get(scope.clientId, null),
     scope.orgId === null ? undefined : policies.get(scope.clientId, scope.orgId),
   ]);
+  if (client === undefined && org === undefined) return EVERYTHING;
   return new ToolVisibility([client, org].filter((p) => p !== undefined));
 }

@@ -9,6 +9,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../domain.js';
 import type { ToolService } from '../../tools/service.js';
@@ -43,6 +44,29 @@ function abortOnDisconnect(reply: FastifyReply): AbortController {
     if (!reply.raw.writableFinished) abort.abort();
   });
   return abort;
+}
+
+/** Each client connection's {@link disconnectSignal}. */
+const connectionSignals = new WeakMap<Socket, AbortSignal>();
+
+/**
+ * A signal that aborts when the client's connection closes: what cancels a lean tools/call whose
+ * client went away. One per connection, not per request (an AbortController and a listener per
+ * call cost about 3 µs of its CPU; scripts/bench); an HTTP/1.1 connection carries one request at a
+ * time, so its closing mid-request is that request's client going away, and its closing later
+ * aborts a signal no finished request listens to any more.
+ */
+function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const socket = reply.raw.socket;
+  if (!socket) return abortOnDisconnect(reply).signal;
+  let signal = connectionSignals.get(socket);
+  if (!signal) {
+    const abort = new AbortController();
+    socket.once('close', () => abort.abort());
+    signal = abort.signal;
+    connectionSignals.set(socket, signal);
+  }
+  return signal;
 }
 
 // How the SDK words the refusals it reports through `onerror` as plain Errors (its ladder's cells
@@ -169,14 +193,13 @@ export class ModernTransport implements Transport {
       LEAN_METHODS.has(route.message.method) &&
       standardHeadersAgree(request, route.message.method, route.message.params)
     ) {
-      const abort = abortOnDisconnect(reply);
       const params = route.message.params as Record<string, unknown> | undefined;
       const body = await dispatch(
         { id: route.message.id, method: route.message.method, ...(params ? { params } : {}) },
         caller,
         this.deps.tools,
         'modern',
-        callContext(params?._meta, params?.inputResponses, abort.signal),
+        callContext(params?._meta, params?.inputResponses, disconnectSignal(reply)),
       );
       await sendRpc(reply, body);
       return;

@@ -83,7 +83,11 @@ export class StreamableTransport implements Transport {
     if (requests.length === 0) return reply.code(202).send();
     const context = session?.elicitUrl ? this.elicitation(session.id) : {};
     const served = session ? sessionCaller(caller, session) : caller;
-    const answers = await Promise.all(requests.map((m) => answer(this.deps, request, m, served, context)));
+    // One request (every call but a 2025-03-26 batch) is answered without a Promise.all around it.
+    const answers =
+      requests.length === 1
+        ? [await answer(this.deps, request, requests[0]!, served, context)]
+        : await Promise.all(requests.map((m) => answer(this.deps, request, m, served, context)));
     if (acceptsJson(request)) {
       return sendRpc(
         reply,

@@ -166,6 +166,20 @@ describe('with private networks allowed (TOOLGATE_ALLOW_PRIVATE_NETWORK=1)', () 
     expect(error).toMatchObject({ host: '127.0.0.1', timeoutMs: 200 });
   });
 
+  it('times out a body still arriving at the deadline, however steadily it trickles', async () => {
+    // A byte every 20 ms never leaves the connection idle for the deadline's length.
+    const target = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('a'), 20);
+      res.on('close', () => clearInterval(timer));
+    });
+    const error = await failure(
+      client().send({ method: 'GET', url: target.origin, headers: {}, timeoutMs: 300 }),
+    );
+    expect(error).toBeInstanceOf(OutboundTimeoutError);
+    expect(error).toMatchObject({ host: '127.0.0.1', timeoutMs: 300 });
+  });
+
   it("stops when the caller's signal aborts, with the caller's reason", async () => {
     const target = await serve(() => undefined);
     const controller = new AbortController();

@@ -32,6 +32,13 @@ describe('API key format', () => {
     }
   });
 
+  it('accepts keys whose checksum was computed by the first implementation (stored keys stay valid)', () => {
+    // Checksums written by the BigInt base62 encoding the keys were first issued with.
+    expect(isWellFormedApiKey(`toolgate_${'0'.repeat(43)}1IAJqP`)).toBe(true);
+    expect(isWellFormedApiKey(`toolgate_${'Zz9'.repeat(14)}q1RQdou`)).toBe(true);
+    expect(isWellFormedApiKey(`toolgate_${'Zz9'.repeat(14)}q1RQdov`)).toBe(false);
+  });
+
   it('detects swapped neighbours, truncation and foreign prefixes', () => {
     const key = generateApiKey();
     for (let i = 'toolgate_'.length; i < key.length - 1; i++) {

@@ -1,7 +1,7 @@
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
-import { plainLegacyRoute, standardHeadersAgree } from '../../../core/mcp/classify.js';
+import { EnvelopeVerdicts, plainLegacyRoute, standardHeadersAgree } from '../../../core/mcp/classify.js';
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -85,6 +85,75 @@ describe('the plain 2025-era route', () => {
     expect(plainLegacyRoute(BODIES[0], '2026-07-28')).toBeUndefined();
     expect(plainLegacyRoute(BODIES[23], undefined)).toBeUndefined();
     expect(plainLegacyRoute(BODIES[8], undefined)).toBeUndefined();
+  });
+});
+
+describe('the remembered 2026-07-28 route', () => {
+  const V = 'io.modelcontextprotocol/protocolVersion';
+  // Envelopes valid and not: each is tried in several bodies, with several headers.
+  const METAS: unknown[] = [
+    MODERN_META,
+    { ...MODERN_META, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    { ...MODERN_META, progressToken: 'p' },
+    { ...MODERN_META, progressToken: { no: 1 } },
+    { ...MODERN_META, [V]: '2025-06-18' },
+    { ...MODERN_META, [V]: ' 2026-07-28' },
+    { ...MODERN_META, [V]: '2026-07-28 ' },
+    { ...MODERN_META, [V]: 7 },
+    { ...MODERN_META, 'io.modelcontextprotocol/clientInfo': 'me' },
+    { [V]: '2026-07-28' },
+  ];
+  const bodies = METAS.flatMap((meta) => [
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: meta } },
+    { jsonrpc: '2.0', id: 'a', method: 'tools/list', params: { _meta: meta } },
+    { jsonrpc: '2.0', id: 2, method: 'initialize', params: { _meta: meta } },
+    { jsonrpc: '2.0', id: 2 ** 60, method: 'tools/list', params: { _meta: meta } },
+    { jsonrpc: '2.0', id: null, method: 'tools/list', params: { _meta: meta } },
+    { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: meta }, extra: 1 },
+    { jsonrpc: '2.0', id: 3, result: {}, method: 'tools/list', params: { _meta: meta } },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: meta } },
+    [{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } }],
+  ]);
+  const headers = [undefined, '2026-07-28', ' 2026-07-28', '2026-07-28 ', '2025-06-18', 'x'].flatMap(
+    (version) =>
+      [undefined, 'tools/call', 'tools/list', ' tools/list', 'initialize'].map((method) => ({
+        version,
+        method,
+      })),
+  );
+  const sdk = (body: unknown, version?: string, method?: string) => {
+    const input: Parameters<typeof classifyInboundRequest>[0] = { httpMethod: 'POST', body };
+    if (version !== undefined) input.protocolVersionHeader = version;
+    if (method !== undefined) input.mcpMethodHeader = method;
+    return classifyInboundRequest(input);
+  };
+
+  it('agrees with the SDK classifier wherever it answers', () => {
+    const verdicts = new EnvelopeVerdicts();
+    for (const body of bodies)
+      for (const { version, method } of headers) verdicts.remember(sdk(body, version, method));
+    let answered = 0;
+    for (const body of bodies) {
+      for (const { version, method } of headers) {
+        const fast = verdicts.route(body, version, method);
+        if (fast === undefined) continue;
+        answered++;
+        expect(fast, JSON.stringify({ body, version, method })).toEqual(sdk(body, version, method));
+      }
+    }
+    expect(answered).toBeGreaterThanOrEqual(8);
+  });
+
+  it('answers a request whose envelope the SDK accepted before, and only then', () => {
+    const verdicts = new EnvelopeVerdicts();
+    const body = bodies[1]!;
+    expect(verdicts.route(body, '2026-07-28', 'tools/list')).toBeUndefined();
+    verdicts.remember(sdk(body, '2026-07-28', 'tools/list'));
+    expect(verdicts.route(body, '2026-07-28', 'tools/list')?.kind).toBe('modern');
+    // The same envelope in a tools/call: no new check needed.
+    expect(verdicts.route(bodies[0], '2026-07-28', 'tools/call')?.kind).toBe('modern');
+    // Another envelope (a trace context) is the SDK's to check first.
+    expect(verdicts.route(bodies[10], '2026-07-28', 'tools/call')).toBeUndefined();
   });
 });
 

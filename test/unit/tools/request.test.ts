@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ParameterBinding, RequestPlan } from '../../../core/catalog/types.js';
-import { buildRequest, type UpstreamRequest } from '../../../core/upstream/request.js';
+import { buildRequest, joinUrl, parsedJoin, type UpstreamRequest } from '../../../core/upstream/request.js';
 
 const BASE = 'https://api.example.com';
 
@@ -26,6 +26,59 @@ function build(p: RequestPlan, args: Record<string, unknown>, base = BASE): Upst
 }
 
 describe('base URL joining', () => {
+  it('joins as text exactly as the URL parser would', () => {
+    const bases = [
+      'https://api.example.com',
+      'https://api.example.com/',
+      'https://api.example.com/v2//',
+      'http://user:pw@127.0.0.1:8080/base?token=a%20b&x',
+      'https://api.example.com/v1?',
+      'https://api.example.com/a b?c d#frag',
+      'https://[::1]:9/x#y',
+      'ftp://files.example.com/pub',
+    ];
+    const paths = [
+      '',
+      '/',
+      'items',
+      '/items/42',
+      '/a%2Fb/c',
+      "/it's/@me:1",
+      '/a b',
+      '/x?y',
+      '/x#y',
+      '/./a',
+      '/a/..',
+      '/%2e%2E/x',
+      '/.well-known/x',
+      '/a\\b',
+      '/é',
+      '/a{b}',
+      '/a|b',
+      '/a^b',
+      '/a`b',
+    ];
+    const queries = [
+      [],
+      [''],
+      ['a=1'],
+      ['a=1', '', 'b=%20'],
+      ['f[a][0]=x'],
+      ["q='x'"],
+      ['?a=1'],
+      ['a=b c'],
+      ['a=é'],
+      ['x=1#2'],
+      ['a=<b>'],
+    ];
+    for (const base of bases)
+      for (const path of paths)
+        for (const query of queries)
+          expect(joinUrl(base, path, query), JSON.stringify([base, path, query])).toBe(
+            parsedJoin(base, path, query),
+          );
+  });
+
   it.each([
     ['https://api.example.com', '/users', 'https://api.example.com/users'],
     ['https://api.example.com/', '/users', 'https://api.example.com/users'],
