@@ -77,20 +77,7 @@ export class OAuthApps {
     credentials: { clientId: string; clientSecret: string },
     branding: Branding | null,
   ): Promise<string> {
-    const id = newId('app');
-    await this.store.oauthApps.put({
-      id,
-      provider,
-      clientId: owner?.clientId ?? null,
-      orgId: owner?.orgId ?? null,
-      oauthClientId: credentials.clientId,
-      clientSecret: this.keyring.seal(
-        Buffer.from(credentials.clientSecret),
-        ...appSecretBinding(id, provider),
-      ),
-      branding,
-      server: null,
-    });
+    const id = await this.insert(provider, owner, credentials, branding, null);
     this.audit.record({
       event: 'oauth_app_changed',
       provider,
@@ -149,23 +136,37 @@ export class OAuthApps {
       return this.resolve(reusable);
     const given = credentials ?? (reusable && (await this.resolve(reusable)));
     if (!given) return undefined;
+    return this.byId(await this.insert(provider, owner, given, null, server), provider);
+  }
+
+  /** Stops using a client its authorization server no longer knows: the next connection registers anew. */
+  async forget(app: ResolvedApp): Promise<void> {
+    if (app.server?.method === 'dcr') await this.store.oauthApps.supersede(app.id);
+  }
+
+  /** Stores a new app with its secret sealed to its id and provider; returns the id. */
+  private async insert(
+    provider: string,
+    owner: Owner,
+    credentials: { clientId: string; clientSecret: string },
+    branding: Branding | null,
+    server: UpstreamOAuthServer | null,
+  ): Promise<string> {
     const id = newId('app');
     await this.store.oauthApps.put({
       id,
       provider,
       clientId: owner?.clientId ?? null,
       orgId: owner?.orgId ?? null,
-      oauthClientId: given.clientId,
-      clientSecret: this.keyring.seal(Buffer.from(given.clientSecret), ...appSecretBinding(id, provider)),
-      branding: null,
+      oauthClientId: credentials.clientId,
+      clientSecret: this.keyring.seal(
+        Buffer.from(credentials.clientSecret),
+        ...appSecretBinding(id, provider),
+      ),
+      branding,
       server,
     });
-    return this.byId(id, provider);
-  }
-
-  /** Stops using a client its authorization server no longer knows: the next connection registers anew. */
-  async forget(app: ResolvedApp): Promise<void> {
-    if (app.server?.method === 'dcr') await this.store.oauthApps.supersede(app.id);
+    return id;
   }
 
   private async resolve(record: OAuthAppRecord): Promise<ResolvedApp | undefined> {
