@@ -1,12 +1,31 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../../core/store/index.js';
 import { MIGRATIONS } from '../../../core/store/migrations.js';
 import { SqliteDb } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
+import type { AuditEntry } from '../../../core/store/types.js';
 import { describeStoreContract } from './contract.js';
+
+function auditEntry(id: string): AuditEntry {
+  return {
+    id,
+    at: new Date().toISOString(),
+    event: 'tool_call',
+    clientId: null,
+    keyId: null,
+    orgId: null,
+    userId: null,
+    provider: 'github',
+    tool: 'github_get_repo',
+    outcome: 'ok',
+    latencyUs: 1_000,
+    upstreamStatus: 200,
+    message: null,
+  };
+}
 
 describeStoreContract('SqliteStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-store-'));
@@ -79,15 +98,47 @@ describe('SqliteStore (SQLite only)', () => {
       read('scope-0');
       expect(reads.get('scope-0')).toBe(2);
 
-      other.run('INSERT INTO t (v) VALUES (1)');
+      // This connection's commit is seen by the next read.
+      db.run('INSERT INTO t (v) VALUES (1)');
       read('busy');
       expect(reads.get('busy')).toBe(2);
-      db.run('INSERT INTO t (v) VALUES (2)');
-      read('busy');
-      expect(reads.get('busy')).toBe(3);
     } finally {
       other.close();
       db.close();
+    }
+  });
+
+  it("sees another connection's commit a millisecond later, and keeps its rows across audit trail writes", async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const store = new SqliteStore(join(dir, 'audit-hot.db'));
+    const other = new SqliteDb(join(dir, 'audit-hot.db'));
+    try {
+      await store.migrate();
+      const client = await store.keys.createClient('acme');
+      await store.keys.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
+      await store.keys.insert({
+        id: 'key_1',
+        clientId: client.id,
+        type: 'client',
+        hash: 'h1',
+        hashVersion: 1,
+        hint: 'tg_…abcd',
+      });
+      const found = () => store.keys.findByHash(1, 'h1');
+      const before = await found();
+      expect(before?.revokedAt).toBeNull();
+      // Audit entries are appended on this connection: the key row stays in memory (a read after
+      // them returns the same frozen object), where any other write of this connection drops it.
+      await store.audit.append([auditEntry('aud_1'), auditEntry('aud_2')]);
+      expect(await found()).toBe(before);
+
+      other.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), 'key_1');
+      vi.advanceTimersByTime(1);
+      expect((await found())?.revokedAt).not.toBeNull();
+    } finally {
+      vi.useRealTimers();
+      other.close();
+      await store.close();
     }
   });
 });
