@@ -54,7 +54,7 @@ import {
   writeGithubAll,
   writeMutualReferences,
 } from './lib/fixtures.js';
-import { buildChildren } from './lib/build.js';
+import { buildChildren, startOptions } from './lib/build.js';
 import { createSharedStore, sharedStoreMissing } from './lib/cluster.js';
 import {
   formatMisses,
@@ -160,7 +160,20 @@ let child: (entry: string) => string = () => {
 };
 /** --baseline=DIR: another checkout of the repo, whose gateway is measured in the same rounds. */
 const BASELINE = option('baseline');
-let baselineChild: ((entry: string) => string) | undefined;
+
+/** A gateway child to start: its compiled entry, and the Node options `npm start` of its tree gives it. */
+interface GatewayBuild {
+  script: string;
+  nodeOptions: readonly string[];
+}
+
+/** The baseline's gateway child, once compiled. */
+let baselineGateway: GatewayBuild | undefined;
+
+/** This tree's gateway child. */
+function thisGateway(): GatewayBuild {
+  return { script: child('gateway.ts'), nodeOptions: startOptions() };
+}
 const log = (text: string): void => void process.stderr.write(`${text}\n`);
 
 /** One Toolgate under test: its process, and the keys and connections set up in it. */
@@ -218,12 +231,12 @@ async function startServers(work: string): Promise<Servers> {
   children.push(floor);
   const floorUrl = `http://127.0.0.1:${await firstLine(floor.child, 'floor')}`;
 
-  const toolgate = await startToolgate(child('gateway.ts'), join(work, 'toolgate'), upstreamUrl);
-  const baseline = baselineChild
-    ? await startToolgate(baselineChild('gateway.ts'), join(work, 'baseline'), upstreamUrl)
+  const toolgate = await startToolgate(thisGateway(), join(work, 'toolgate'), upstreamUrl);
+  const baseline = baselineGateway
+    ? await startToolgate(baselineGateway, join(work, 'baseline'), upstreamUrl)
     : undefined;
   const auditOff = SECTIONS.has('call')
-    ? await startToolgate(child('gateway.ts'), join(work, 'audit-off'), upstreamUrl, {
+    ? await startToolgate(thisGateway(), join(work, 'audit-off'), upstreamUrl, {
         TOOLGATE_AUDIT: 'off',
       })
     : undefined;
@@ -261,7 +274,7 @@ async function startServers(work: string): Promise<Servers> {
  * may carry other settings too (TOOLGATE_AUDIT=off).
  */
 async function spawnToolgate(
-  script: string,
+  build: GatewayBuild,
   dir: string,
   upstreamUrl: string,
   store: Record<string, string> = {},
@@ -285,8 +298,9 @@ async function spawnToolgate(
   };
   for (const id of Object.values(listProviders))
     env[`TOOLGATE_PROVIDER_${id.toUpperCase()}_BASE_URL`] = upstreamUrl;
-  const gateway = await GatewayChild.start(SERVER_CORE, script, env, {
+  const gateway = await GatewayChild.start(SERVER_CORE, build.script, env, {
     logFile: gatewayLog(join(dir, 'gateway.log')),
+    nodeOptions: build.nodeOptions,
   });
   children.push(gateway.spawned);
   return { gateway, listProviders };
@@ -297,12 +311,12 @@ async function spawnToolgate(
  * the solo key, each tools/list provider for its own user.
  */
 async function startToolgate(
-  script: string,
+  build: GatewayBuild,
   dir: string,
   upstreamUrl: string,
   store?: Record<string, string>,
 ): Promise<Toolgate> {
-  const { gateway, listProviders } = await spawnToolgate(script, dir, upstreamUrl, store);
+  const { gateway, listProviders } = await spawnToolgate(build, dir, upstreamUrl, store);
   const soloKey = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
   const clientKey = await gateway.command<string>({ cmd: 'key', client: 'bench-list', keyType: 'client' });
   const setup = pool(gateway.ready.url, 1);
@@ -902,10 +916,10 @@ async function cluster(servers: Servers, work: string, metrics: Metrics): Promis
   try {
     // One after the other: the first migrates the database and creates the keys and connections
     // that both use; the 1-process variant is the first alone (the second idles meanwhile).
-    const script = child('gateway.ts');
-    const first = await startToolgate(script, join(work, 'cluster-1'), servers.upstreamUrl, store.env);
+    const build = thisGateway();
+    const first = await startToolgate(build, join(work, 'cluster-1'), servers.upstreamUrl, store.env);
     gateways.push(first.gateway);
-    const second = await spawnToolgate(script, join(work, 'cluster-2'), servers.upstreamUrl, store.env);
+    const second = await spawnToolgate(build, join(work, 'cluster-2'), servers.upstreamUrl, store.env);
     gateways.push(second.gateway);
     const max = Math.max(...CLIENTS);
     const targets = TRANSPORTS.flatMap(({ label, target }) => [
@@ -967,9 +981,10 @@ function probe<T>(entry: string, argv: string[]): T {
 
 /** A gateway child serving the bundled catalog, on a fresh data dir, no keys or connections yet. */
 function startBundledGateway(dataDir: string): Promise<GatewayChild> {
+  const build = thisGateway();
   return GatewayChild.start(
     SERVER_CORE,
-    child('gateway.ts'),
+    build.script,
     {
       ...process.env,
       TOOLGATE_DATA_DIR: dataDir,
@@ -977,7 +992,7 @@ function startBundledGateway(dataDir: string): Promise<GatewayChild> {
       TOOLGATE_HOST: '127.0.0.1',
       TOOLGATE_PORT: '0',
     },
-    { logFile: gatewayLog(join(dataDir, 'gateway.log')) },
+    { logFile: gatewayLog(join(dataDir, 'gateway.log')), nodeOptions: build.nodeOptions },
   );
 }
 
@@ -1454,7 +1469,9 @@ async function main(): Promise<void> {
   child = buildChildren(work);
   if (BASELINE !== undefined) {
     log(`compiling the baseline's gateway from ${BASELINE}`);
-    baselineChild = buildChildren(join(work, 'baseline-build'), resolve(BASELINE));
+    const repo = resolve(BASELINE);
+    const build = buildChildren(join(work, 'baseline-build'), repo);
+    baselineGateway = { script: build('gateway.ts'), nodeOptions: startOptions(repo) };
   }
   if (PROFILE) {
     await profile(work);

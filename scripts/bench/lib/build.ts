@@ -5,7 +5,7 @@
  * the run's scratch directory (type checking is `npm run typecheck`'s job; this only emits).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from './fixtures.js';
 
@@ -44,4 +44,25 @@ export function buildChildren(work: string, repo = REPO): (entry: string) => str
   const modules = join(outDir, 'node_modules');
   if (!existsSync(modules)) symlinkSync(join(repo, 'node_modules'), modules, 'dir');
   return (entry) => join(outDir, 'scripts/bench', entry.replace(/\.ts$/, '.js'));
+}
+
+/**
+ * The Node options `npm start` gives the gateway in `repo` (package.json's `start` script, e.g. a
+ * larger young generation): the bench's gateway children run with the same ones.
+ */
+export function startOptions(repo = REPO): string[] {
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    scripts?: { start?: string };
+  };
+  const command = /\bnode((?:\s+--\S+)*)\s+dist\/scripts\/toolgate\.js\s+serve\b/.exec(
+    pkg.scripts?.start ?? '',
+  );
+  if (!command)
+    throw new Error(
+      `${repo}/package.json: no \`node [options] dist/scripts/toolgate.js serve\` in scripts.start`,
+    );
+  return command[1]!
+    .trim()
+    .split(/\s+/)
+    .filter((option) => option !== '');
 }

@@ -151,9 +151,9 @@ export class GatewayChild {
     core: number,
     script: string,
     env: NodeJS.ProcessEnv,
-    options: { logFile: number },
+    options: { logFile: number; nodeOptions: readonly string[] },
   ): Promise<GatewayChild> {
-    const spawned = start(core, process.execPath, ['--expose-gc', script], {
+    const spawned = start(core, process.execPath, [...options.nodeOptions, '--expose-gc', script], {
       env,
       stdio: ['ignore', options.logFile, 'inherit', 'ipc'],
     });
