@@ -191,8 +191,11 @@ interface Servers {
   toolgate: Toolgate;
   /** The same gateway built from --baseline's tree, measured in the same rounds. */
   baseline?: Toolgate;
-  /** This tree's gateway with TOOLGATE_AUDIT=off: what writing the audit trail costs a call. */
-  auditOff?: Toolgate;
+  /**
+   * Two more of this tree's gateways, the audit trail on and off (TOOLGATE_AUDIT=off), serving
+   * nothing but the audit trail's A/B (auditQuartets): what writing the trail costs a call.
+   */
+  audit?: { on: Toolgate; off: Toolgate };
   peer?: { spawned: Spawned; url: string; version: string };
 }
 
@@ -235,10 +238,13 @@ async function startServers(work: string): Promise<Servers> {
   const baseline = baselineGateway
     ? await startToolgate(baselineGateway, join(work, 'baseline'), upstreamUrl)
     : undefined;
-  const auditOff = SECTIONS.has('call')
-    ? await startToolgate(thisGateway(), join(work, 'audit-off'), upstreamUrl, {
-        TOOLGATE_AUDIT: 'off',
-      })
+  const audit = SECTIONS.has('call')
+    ? {
+        on: await startToolgate(thisGateway(), join(work, 'audit-on'), upstreamUrl),
+        off: await startToolgate(thisGateway(), join(work, 'audit-off'), upstreamUrl, {
+          TOOLGATE_AUDIT: 'off',
+        }),
+      }
     : undefined;
 
   let peer: Servers['peer'];
@@ -263,7 +269,7 @@ async function startServers(work: string): Promise<Servers> {
     floorUrl,
     toolgate,
     ...(baseline ? { baseline } : {}),
-    ...(auditOff ? { auditOff } : {}),
+    ...(audit ? { audit } : {}),
     ...(peer ? { peer } : {}),
   };
 }
@@ -377,9 +383,6 @@ async function interleave(
   return results;
 }
 
-/** The tools/call variant of this tree's gateway with the audit trail off. */
-const AUDIT_OFF = `toolgate ${MODERN} audit off`;
-
 interface CallSection {
   rows: string[][];
   variants: Record<string, Record<string, unknown>>;
@@ -401,17 +404,65 @@ async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSectio
       renamed(legacyTarget([base], baseKey, max), 'baseline 2025 session'),
     );
   }
-  if (servers.auditOff) {
-    const { gateway: off, soloKey: offKey } = servers.auditOff;
-    targets.push(renamed(modernTarget([off], offKey, max), AUDIT_OFF));
-  }
   if (servers.peer) {
     const tool = await peerToolName(servers.peer.url);
     targets.push(peerTarget(servers.peer.url, servers.peer.spawned.pid, tool, max));
   } else {
     log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
   }
-  return summariseCalls(await callRounds('tools/call', targets), targets, metrics);
+  const rounds = await callRounds('tools/call', targets);
+  const audit = servers.audit ? await auditQuartets(servers.audit.on, servers.audit.off) : undefined;
+  return summariseCalls(rounds, targets, metrics, audit);
+}
+
+/** Quartets of the audit trail's A/B (see auditQuartets). */
+const AUDIT_QUARTETS = QUICK ? 2 : 6;
+
+/** The audit trail's cost: gateway CPU per call and throughput, on ÷ off, one figure per quartet. */
+interface AuditRatios {
+  cpu: number[];
+  rps: number[];
+}
+
+/**
+ * The audit trail's A/B at the most clients, in quartets of windows run back to back: on, off, off,
+ * on (the next quartet off, on, on, off), each quartet's ratio taken over its four windows, on two
+ * fresh gateways that serve nothing else, so that they differ in the trail alone. A few percent is
+ * the whole difference, less than the drift between windows of the interleaved rounds (other
+ * targets run between them); a quartet cancels a drift that is linear over its span.
+ */
+async function auditQuartets(on: Toolgate, off: Toolgate): Promise<AuditRatios> {
+  const max = Math.max(...CLIENTS);
+  const sets = [
+    new ClientSet(renamed(modernTarget([on.gateway], on.soloKey, max), `toolgate ${MODERN} audit on`)),
+    new ClientSet(renamed(modernTarget([off.gateway], off.soloKey, max), `toolgate ${MODERN} audit off`)),
+  ] as const;
+  const ratios: AuditRatios = { cpu: [], rps: [] };
+  try {
+    for (const set of sets) {
+      log(`tools/call: warming up ${set.target.name}`);
+      const warm = await runWindow(set, max, PLAN.warmMs, 0);
+      if (warm.errors > 0) throw new Error(`${set.target.name}: ${warm.firstError}`);
+    }
+    for (let quartet = 0; quartet < AUDIT_QUARTETS; quartet++) {
+      const [first, second] = quartet % 2 === 0 ? sets : ([sets[1], sets[0]] as const);
+      const totals = new Map(sets.map((set) => [set, { cpu: 0, rps: 0 }]));
+      for (const set of [first, second, second, first]) {
+        const window = await runWindow(set, max, PLAN.window32Ms, PLAN.settleMs);
+        if (window.errors > 0) throw new Error(`${set.target.name}: ${window.firstError}`);
+        const total = totals.get(set)!;
+        total.cpu += window.cpuPerRequestUs;
+        total.rps += window.rps;
+      }
+      const [a, b] = sets.map((set) => totals.get(set)!);
+      ratios.cpu.push(a!.cpu / b!.cpu);
+      ratios.rps.push(a!.rps / b!.rps);
+      log(`  audit trail quartet ${quartet + 1}/${AUDIT_QUARTETS} done`);
+    }
+    return ratios;
+  } finally {
+    await Promise.all(sets.map((set) => set.target.close()));
+  }
 }
 
 /**
@@ -512,6 +563,7 @@ function summariseCalls(
   rounds: Map<string, WindowResult[]>[],
   targets: Target[],
   metrics: Metrics,
+  audit: AuditRatios | undefined,
 ): CallSection {
   const { each: med, ratio, added } = readRounds(rounds);
   const has = (name: string): boolean => targets.some((t) => t.name === name);
@@ -616,19 +668,19 @@ function summariseCalls(
       );
     }
   }
-  if (has(AUDIT_OFF)) {
-    // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, in the same rounds.
+  if (audit) {
+    // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, in quartets of windows.
     metrics.add(
       'call.modern.audit_cpu_ratio_32',
-      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients`,
-      ratio(`toolgate ${MODERN}`, AUDIT_OFF, 32, (w) => w.cpuPerRequestUs),
+      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients (${AUDIT_QUARTETS} on/off quartets)`,
+      audit.cpu,
       '×',
       { op: '<=', value: 1.05 },
     );
     metrics.add(
       'call.modern.audit_rps_ratio_32',
-      `${MODERN}: throughput, audit trail on ÷ off, 32 clients`,
-      ratio(`toolgate ${MODERN}`, AUDIT_OFF, 32, (w) => w.rps),
+      `${MODERN}: throughput, audit trail on ÷ off, 32 clients (${AUDIT_QUARTETS} on/off quartets)`,
+      audit.rps,
       '×',
     );
   }
