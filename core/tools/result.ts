@@ -248,9 +248,15 @@ function formatJson(value: unknown, indent = ''): string {
     : Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${formatJson(item, inner)}`);
   const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
   if (entries.length === 0) return `${open}${close}`;
-  const oneLine = `${open}${entries.join(', ')}${close}`;
-  if (!oneLine.includes('\n') && indent.length + oneLine.length <= INLINE_WIDTH) return oneLine;
-  return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${close}`;
+  // The one-line form's width, counted before it is built: most containers of a provider's answer
+  // do not fit, and joining them only to measure would copy the answer once more per level.
+  let width = indent.length + 2 * entries.length;
+  for (const entry of entries) {
+    width += entry.length;
+    if (width > INLINE_WIDTH || entry.includes('\n'))
+      return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${close}`;
+  }
+  return `${open}${entries.join(', ')}${close}`;
 }
 
 function isTextual(contentType: string): boolean {
