@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.js';
+import { Lru } from './lru.js';
 
 /**
  * The master key and everything derived from it. Purpose keys are derived with HKDF so that no
@@ -11,7 +12,7 @@ import type { Config } from './config.js';
 export class Keyring {
   /** Short fingerprint of the master key, stored in every envelope to name the key that sealed it. */
   fingerprint: string;
-  private readonly derived = new Map<string, Buffer>();
+  private readonly derived = new Lru<string, Buffer>(10_000);
 
   /**
    * @param reload - re-reads the master key from where it is kept; called when an envelope names
@@ -31,7 +32,6 @@ export class Keyring {
     let key = this.derived.get(id);
     if (!key) {
       key = Buffer.from(hkdfSync('sha256', this.masterKey, Buffer.from(context), Buffer.from(purpose), 32));
-      if (this.derived.size > 10_000) this.derived.clear();
       this.derived.set(id, key);
     }
     return key;

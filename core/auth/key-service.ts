@@ -7,6 +7,7 @@ import { newId } from '../store/ids.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint } from './keys.js';
 import type { KeyType } from '../domain.js';
+import { Lru } from '../lru.js';
 
 const HASH_SECRET_PURPOSE = 'toolgate/key-hash-secret';
 
@@ -35,7 +36,7 @@ export class KeyService {
    * revocation takes effect on the next request as before. Kept in this process's memory only, for
    * keys that matched a record.
    */
-  private readonly hashes = new Map<string, { version: number; hash: string }>();
+  private readonly hashes = new Lru<string, { version: number; hash: string }>(REMEMBERED_KEYS);
 
   constructor(
     private readonly store: Store,
@@ -94,12 +95,7 @@ export class KeyService {
     const remembered = this.hashes.get(key);
     if (remembered) {
       const record = await this.store.keys.findByHash(remembered.version, remembered.hash);
-      if (record) {
-        // Least recently used first in the map's order.
-        this.hashes.delete(key);
-        this.hashes.set(key, remembered);
-        return this.active(record);
-      }
+      if (record) return this.active(record);
       this.hashes.delete(key);
     }
     if (!isWellFormedApiKey(key)) throw new GatewayError('TG_ERR_KEY_MALFORMED');
@@ -107,7 +103,6 @@ export class KeyService {
       const hash = hashApiKey(key, secret);
       const record = await this.store.keys.findByHash(version, hash);
       if (!record) continue;
-      if (this.hashes.size >= REMEMBERED_KEYS) this.hashes.delete(this.hashes.keys().next().value!);
       this.hashes.set(key, { version, hash });
       return this.active(record);
     }

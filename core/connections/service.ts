@@ -14,6 +14,7 @@ import { scopeKey, type ConnectionState, type Scope } from '../domain.js';
 import { providerMessage } from '../upstream/response.js';
 import { OutboundError } from '../upstream/outbound.js';
 import { UpstreamHttpError, type McpUpstreams } from '../upstream/mcp-client.js';
+import { Lru } from '../lru.js';
 
 /** The words SPEC.md uses for a connection's state, as shown to agents. */
 export type StateWord = 'no connection' | 'connected' | 're-approval needed';
@@ -22,7 +23,7 @@ export const STATE_WORDS: Readonly<Record<ConnectionState, StateWord>> = {
   reapproval_needed: 're-approval needed',
 };
 
-/** Opened credentials kept in memory before starting over (a bound, not a tuning). */
+/** Connections whose opened credentials are kept in memory; past it the least recently used go. */
 const OPENED_MAX = 10_000;
 
 /** How long a one-time link lives (issue 4: ten minutes, single use). */
@@ -72,7 +73,9 @@ export class ConnectionService {
    * opens afresh. A `connection.changed` event on the bus drops the entry, so the map holds live
    * connections only.
    */
-  private readonly opened = new Map<string, { id: string; sealed: string; access: ProviderAccess }>();
+  private readonly opened = new Lru<string, { id: string; sealed: string; access: ProviderAccess }>(
+    OPENED_MAX,
+  );
 
   constructor(private readonly deps: ConnectionServiceDeps) {
     deps.bus.subscribe('connection.changed', ({ scope, provider }) =>
@@ -110,7 +113,6 @@ export class ConnectionService {
       credentials: Object.freeze(credentials),
       fields: record.fields,
     });
-    if (this.opened.size >= OPENED_MAX) this.opened.clear();
     this.opened.set(key, { id: record.id, sealed: record.credentials, access });
     return { record, access };
   }

@@ -22,6 +22,7 @@ import type { ProviderAccess } from '../upstream/provider-client.js';
 import type { CallObservation } from './audit.js';
 import { outboundErrorResult, responseResult, upstreamResult } from './result.js';
 import { withOutcome } from './types.js';
+import { Lru } from '../lru.js';
 
 /** A connection's served list, and what the upstream offered. */
 export interface McpListing extends McpCatalog {
@@ -63,15 +64,15 @@ interface Entry {
 
 const NO_ACCESS: ProviderAccess = { credentials: {}, fields: {} };
 
-/** Connections whose lists are kept at once; the oldest go first beyond it (a bound, not a tuning). */
+/** Connections whose lists are kept at once; the least recently used go first beyond it (a bound). */
 const MAX_LISTS = 10_000;
 /** Catalogs with a scope's listed tools kept at once (see withListedTools); a bound, not a tuning. */
 const MAX_SCOPED_CATALOGS = 100;
 
 /** The per-connection tool lists of upstream MCP providers, and calls to their tools. */
 export class McpToolLists {
-  private readonly entries = new Map<string, Entry>();
-  private readonly scoped = new Map<string, CatalogSnapshot>();
+  private readonly entries = new Lru<string, Entry>(MAX_LISTS);
+  private readonly scoped = new Lru<string, CatalogSnapshot>(MAX_SCOPED_CATALOGS);
 
   constructor(private readonly deps: McpToolListsDeps) {
     deps.upstreams.onToolsChanged((key) => {
@@ -110,8 +111,6 @@ export class McpToolLists {
       scope: shared ? null : scope,
       provider: provider.id,
     };
-    this.entries.delete(key);
-    if (this.entries.size >= MAX_LISTS) this.entries.delete(this.entries.keys().next().value ?? '');
     this.entries.set(key, entry);
     const listing = await entry.listing;
     if (this.entries.get(key) === entry) {
@@ -157,7 +156,6 @@ export class McpToolLists {
       for (const tool of listing.tools) tools.set(tool.name, tool);
     }
     const snapshot: CatalogSnapshot = { ...catalog, providers, tools };
-    if (this.scoped.size >= MAX_SCOPED_CATALOGS) this.scoped.clear();
     this.scoped.set(key, snapshot);
     return snapshot;
   }

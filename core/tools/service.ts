@@ -23,6 +23,7 @@ import {
 } from './types.js';
 import type { Caller } from '../domain.js';
 import { SYSTEM_LABEL, UNKNOWN_LABEL, type Telemetry } from '../telemetry/index.js';
+import { Lru } from '../lru.js';
 
 /** Runs one provider tool for a caller (tools/provider-tools.ts; connections decide the credential). */
 export type ProviderToolRunner = (
@@ -95,7 +96,9 @@ function descriptor(tool: ToolDescriptor): ToolDescriptor {
  */
 export class ToolService {
   /** Per catalog version, by policy and visible providers: the tools shown, encoded on first need. */
-  private readonly lists = new Map<string, { shown: readonly CompiledTool[]; bytes?: Buffer }>();
+  private readonly lists = new Lru<string, { shown: readonly CompiledTool[]; bytes?: Buffer }>(
+    MAX_CACHED_LISTS,
+  );
   private listsVersion = -1;
   private compactList: Buffer | undefined;
   private readonly systemByName: ReadonlyMap<string, SystemTool>;
@@ -139,7 +142,6 @@ export class ToolService {
             : this.shownTools(catalog, id, visibility),
         ),
       };
-      if (this.lists.size >= MAX_CACHED_LISTS) this.lists.clear();
       this.lists.set(cacheKey, list);
     }
     if (surface === 'auto' && list.shown.length > this.deps.compactThreshold) return this.compact();

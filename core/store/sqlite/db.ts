@@ -5,17 +5,24 @@ import type { SqlRunner } from '../statements.js';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
+import { Lru } from '../../lru.js';
 
 /** Rows {@link SqliteDb.hotRead} keeps for the per-call path; past it the least recently used goes. */
 const HOT_ROWS = 10_000;
 
 /**
  * How long a reading of `PRAGMA data_version` (other connections' commits) stands for the per-call
- * path: the pragma takes the WAL's shared-memory locks, about 2 µs, and a call makes three hot
- * reads (scripts/bench, tools/call). A commit by another process (the CLI, another server) is seen
- * by the requests that start from this long after it; this process's own writes at once.
+ * path, by default: the pragma takes the WAL's shared-memory locks, about 2 µs, and a call makes
+ * three hot reads (scripts/bench, tools/call). A commit by another process (the CLI, another
+ * server) is seen by the requests that start from this long after it; this process's own writes at
+ * once.
  */
 const DATA_VERSION_MS = 1;
+
+export interface SqliteOptions {
+  /** How long a reading of other connections' commits stands ({@link DATA_VERSION_MS}); 0: none. */
+  peerCommitsMs?: number;
+}
 
 type Param = string | number | null;
 
@@ -33,7 +40,7 @@ export class SqliteDb {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly scopeIds = new Map<string, string>();
   /** Rows read on every tool call (see {@link hotRead}), by statement and arguments. */
-  private readonly hot = new Map<string, object>();
+  private readonly hot = new Lru<string, object>(HOT_ROWS);
   /** The database state `hot` was read in: data_version (other connections) and our watched changes. */
   private hotState = { version: -1, changes: -1 };
   /** The last data_version read, and until when (performance.now()) it stands. */
@@ -41,7 +48,10 @@ export class SqliteDb {
   /** Rows this connection changed in tables no hot read depends on (the audit trail: {@link logRunner}). */
   private unwatched = 0;
 
-  constructor(file: string) {
+  private readonly peerCommitsMs: number;
+
+  constructor(file: string, options: SqliteOptions = {}) {
+    this.peerCommitsMs = options.peerCommitsMs ?? DATA_VERSION_MS;
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
@@ -87,7 +97,7 @@ export class SqliteDb {
    * answered from memory while nothing in the database changed: `PRAGMA data_version` moves when
    * another connection (the CLI, another server) commits, `total_changes()` when this one writes.
    * Checking both costs less than the lookups it saves, and a revocation or reconnect anywhere is
-   * seen by the requests that start after it (another process's within {@link DATA_VERSION_MS}).
+   * seen by the requests that start after it (another process's within {@link DATA_VERSION_MS} by default).
    * An implementation detail of this store, not of the contract.
    */
   hotRead<T extends object>(key: string, read: () => T | undefined): T | undefined {
@@ -95,7 +105,7 @@ export class SqliteDb {
     if (now >= this.dataVersion.until)
       this.dataVersion = {
         value: this.stmt('PRAGMA data_version').pluck().get() as number,
-        until: now + DATA_VERSION_MS,
+        until: now + this.peerCommitsMs,
       };
     const version = this.dataVersion.value;
     const changes = (this.stmt('SELECT total_changes()').pluck().get() as number) - this.unwatched;
@@ -104,15 +114,9 @@ export class SqliteDb {
       this.hotState = { version, changes };
     }
     const cached = this.hot.get(key);
-    if (cached) {
-      // Least recently used first in the map's order: a scope among many keeps its rows.
-      this.hot.delete(key);
-      this.hot.set(key, cached);
-      return cached as T;
-    }
+    if (cached) return cached as T;
     const value = read();
     if (value === undefined) return undefined;
-    if (this.hot.size >= HOT_ROWS) this.hot.delete(this.hot.keys().next().value!);
     this.hot.set(key, Object.freeze(value));
     return value;
   }

@@ -5,7 +5,7 @@ import { MIGRATIONS } from '../migrations.js';
 import type { SealedItem, Store } from '../types.js';
 import { SqliteConnections } from './connections.js';
 import { SqliteDashboard } from './dashboard.js';
-import { SqliteDb } from './db.js';
+import { SqliteDb, type SqliteOptions } from './db.js';
 import { SqliteKeys } from './keys.js';
 import { SqliteLinks } from './links.js';
 import { SqliteMeta } from './meta.js';
@@ -33,8 +33,8 @@ export class SqliteStore implements Store {
   readonly identityProviders: SqlIdentityProviders;
   readonly audit: SqlAudit;
 
-  constructor(file: string) {
-    this.sql = new SqliteDb(file);
+  constructor(file: string, options: SqliteOptions = {}) {
+    this.sql = new SqliteDb(file, options);
     this.meta = new SqliteMeta(this.sql);
     this.keys = new SqliteKeys(this.sql);
     this.scopes = new SqliteScopes(this.sql);

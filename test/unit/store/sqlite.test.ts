@@ -27,6 +27,10 @@ function auditEntry(id: string): AuditEntry {
   };
 }
 
+// The contract's other process is seen at once: SQLite's per-call reads check other connections'
+// commits on every read here (by default once a millisecond: the SQLite-only tests below).
+const EVERY_READ = { peerCommitsMs: 0 };
+
 describeStoreContract('SqliteStore', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-store-'));
   const file = join(dir, 'toolgate.db');
@@ -34,7 +38,7 @@ describeStoreContract('SqliteStore', async () => {
     rmSync(dir, { recursive: true, force: true });
     return Promise.resolve();
   };
-  const store = new SqliteStore(file);
+  const store = new SqliteStore(file, EVERY_READ);
   try {
     await store.migrate();
   } catch (error) {
@@ -42,7 +46,7 @@ describeStoreContract('SqliteStore', async () => {
     await destroy();
     throw error;
   }
-  return { store, open: () => Promise.resolve(new SqliteStore(file)), destroy };
+  return { store, open: () => Promise.resolve(new SqliteStore(file, EVERY_READ)), destroy };
 });
 
 describe('SqliteStore (SQLite only)', () => {
