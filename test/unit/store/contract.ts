@@ -66,7 +66,7 @@ function connection(provider: string, overrides: Partial<NewConnection> = {}): N
 }
 
 /** A client named `clientName` with one solo key `key_1` stored under hash `h1` (hashing secret version 1). */
-async function seedKey(store: Store, clientName: string): Promise<{ clientId: string }> {
+export async function seedKey(store: Store, clientName: string): Promise<{ clientId: string }> {
   const client = await store.keys.createClient(clientName);
   await store.keys.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
   await store.keys.insert({

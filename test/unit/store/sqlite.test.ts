@@ -7,7 +7,7 @@ import { MIGRATIONS } from '../../../core/store/migrations.js';
 import { SqliteDb } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import type { AuditEntry } from '../../../core/store/types.js';
-import { describeStoreContract } from './contract.js';
+import { describeStoreContract, seedKey } from './contract.js';
 
 function auditEntry(id: string): AuditEntry {
   return {
@@ -118,16 +118,7 @@ describe('SqliteStore (SQLite only)', () => {
     const other = new SqliteDb(join(dir, 'audit-hot.db'));
     try {
       await store.migrate();
-      const client = await store.keys.createClient('acme');
-      await store.keys.insertHashSecret({ version: 1, sealed: 'sealed-secret' });
-      await store.keys.insert({
-        id: 'key_1',
-        clientId: client.id,
-        type: 'client',
-        hash: 'h1',
-        hashVersion: 1,
-        hint: 'tg_…abcd',
-      });
+      await seedKey(store, 'acme');
       const found = () => store.keys.findByHash(1, 'h1');
       const before = await found();
       expect(before?.revokedAt).toBeNull();
