@@ -24,7 +24,7 @@ export const STATE_WORDS: Readonly<Record<ConnectionState, StateWord>> = {
 };
 
 /** Connections whose opened credentials are kept in memory; past it the least recently used go. */
-const OPENED_MAX = 10_000;
+const OPENED_MAX = 20_000;
 
 /** How long a one-time link lives (issue 4: ten minutes, single use). */
 export const LINK_TTL_MS = 10 * 60_000;

@@ -390,12 +390,13 @@ interface CallSection {
 
 async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSection> {
   const max = Math.max(...CLIENTS);
-  const { gateway, soloKey } = servers.toolgate;
+  const { gateway, soloKey, clientKey } = servers.toolgate;
   const targets: Target[] = [
     directTarget(servers.upstreamUrl, servers.upstream.pid, max),
     floorTarget(servers.floorUrl, servers.floor.pid, max),
     modernTarget([gateway], soloKey, max),
     legacyTarget([gateway], soloKey, max),
+    renamed(modernTarget([gateway], clientKey, max, await connectScopes(servers.toolgate)), MANY_SCOPES),
   ];
   if (servers.baseline) {
     const { gateway: base, soloKey: baseKey } = servers.baseline;
@@ -413,6 +414,37 @@ async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSectio
   const rounds = await callRounds('tools/call', targets);
   const audit = servers.audit ? await auditQuartets(servers.audit.on, servers.audit.off) : undefined;
   return summariseCalls(rounds, targets, metrics, audit);
+}
+
+/** Scopes of the many-scopes variant: each with its own connection, called in turn. */
+const SCOPES = QUICK ? 1_000 : 10_000;
+const MANY_SCOPES = `toolgate ${MODERN}, ${SCOPES.toLocaleString('en-US')} scopes in turn`;
+
+/**
+ * Connects the bench provider for SCOPES users of the client key (32 at a time); returns their
+ * query strings. The per-call caches hold 10,000 entries of each kind: a deployment this size must
+ * keep serving its scopes from memory (issue 19: a scope among 10,000).
+ */
+async function connectScopes(toolgate: Toolgate): Promise<string[]> {
+  const scopes = Array.from({ length: SCOPES }, (_, i) => `?user_id=s${i}`);
+  log(`tools/call: connecting ${SCOPES} scopes`);
+  const setup = pool(toolgate.gateway.ready.url, 32);
+  try {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < scopes.length) {
+        const query = scopes[next++]!;
+        await modernCall(setup, toolgate.clientKey, query, 'connect_provider', {
+          provider: 'bench',
+          credentials: { api_key: UPSTREAM_KEY },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, worker));
+  } finally {
+    await setup.close();
+  }
+  return scopes;
 }
 
 /** Quartets of the audit trail's A/B (see auditQuartets). */
@@ -667,6 +699,34 @@ function summariseCalls(
         '×',
       );
     }
+  }
+  if (has(MANY_SCOPES)) {
+    const label = `${MODERN}, ${SCOPES.toLocaleString('en-US')} scopes in turn`;
+    metrics.add(
+      'call.scopes.cpu_us_32',
+      `${label}: gateway CPU per call, 32 clients`,
+      med(MANY_SCOPES, 32, (w) => w.cpuPerRequestUs),
+      'µs',
+    );
+    metrics.add(
+      'call.scopes.cpu_ratio_floor_32',
+      `${label}: gateway CPU per call ÷ floor's, 32 clients`,
+      ratio(MANY_SCOPES, 'floor', 32, (w) => w.cpuPerRequestUs),
+      '×',
+      { op: '<=', value: 2 },
+    );
+    metrics.add(
+      'call.scopes.cpu_ratio_one_32',
+      `${label}: gateway CPU per call ÷ one scope's, 32 clients`,
+      ratio(MANY_SCOPES, `toolgate ${MODERN}`, 32, (w) => w.cpuPerRequestUs),
+      '×',
+    );
+    metrics.add(
+      'call.scopes.rps_ratio_one_32',
+      `${label}: throughput ÷ one scope's, 32 clients`,
+      ratio(MANY_SCOPES, `toolgate ${MODERN}`, 32, (w) => w.rps),
+      '×',
+    );
   }
   if (audit) {
     // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, in quartets of windows.

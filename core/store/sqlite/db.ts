@@ -7,8 +7,13 @@ import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
 import { Lru } from '../../lru.js';
 
-/** Rows {@link SqliteDb.hotRead} keeps for the per-call path; past it the least recently used goes. */
-const HOT_ROWS = 10_000;
+/**
+ * Rows {@link SqliteDb.hotRead} keeps for the per-call path; past it the least recently used goes.
+ * A call reads a row of each kind (its key, its scope's connection, its client's policy): room for
+ * 10,000 busy scopes and their keys and policies, whatever order they call in (a least-recently-used
+ * bound just below the rows a cycle needs would miss on every call).
+ */
+const HOT_ROWS = 20_000;
 
 /**
  * How long a reading of `PRAGMA data_version` (other connections' commits) stands for the per-call

@@ -120,14 +120,21 @@ export function floorTarget(url: string, pid: number, maxClients: number): Targe
 
 /**
  * Toolgate, 2026-07-28: stateless POSTs, each with its `_meta` envelope and Mcp-* headers. Given
- * several gateways of one deployment, consecutive requests go to each in turn.
+ * several gateways of one deployment, consecutive requests go to each in turn; given `scopes`
+ * (query strings such as `?user_id=u1`), consecutive requests go to each scope in turn.
  */
-export function modernTarget(gateways: readonly GatewayChild[], key: string, maxClients: number): Target {
+export function modernTarget(
+  gateways: readonly GatewayChild[],
+  key: string,
+  maxClients: number,
+  scopes: readonly string[] = [''],
+): Target {
   const http = roundRobin(
     gateways.map((g) => g.ready.url),
     maxClients,
   );
   const headers = modernHeaders(key, 'tools/call', CALL_PARAMS.name);
+  const paths = scopes.map((query) => `/mcp/${query}`);
   let seq = 0;
   return {
     name: `toolgate ${MODERN}`,
@@ -136,7 +143,7 @@ export function modernTarget(gateways: readonly GatewayChild[], key: string, max
       Promise.resolve(async () => {
         const response = await http.request({
           method: 'POST',
-          path: '/mcp/',
+          path: paths[seq % paths.length]!,
           headers,
           body: modernBody(++seq, 'tools/call', CALL_PARAMS),
         });
