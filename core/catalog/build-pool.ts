@@ -36,14 +36,14 @@ import type { ProviderBuild } from './provider.js';
 
 /**
  * Workers per build: two, so the 18 bundled manifests build on two cores at start (a worker costs
- * a process and its module loading, ~0.3-0.5 s, so not one per manifest); one where the process
+ * a process and its module loading, ~0.12 s of a core, so not one per manifest); one where the process
  * may use a single core (availableParallelism counts the cores it is pinned to). A reload of one
  * manifest starts one.
  */
 const POOL_SIZE = Math.min(2, availableParallelism());
 
 /**
- * How long a worker may take to load (0.3-0.5 s on an idle core, a few seconds under tsx on a busy
+ * How long a worker may take to load (~0.12 s on an idle core, a few seconds under tsx on a busy
  * machine), apart from the builds' own limit, which counts from a build's start.
  */
 const LOAD_TIMEOUT_MS = 60_000;
@@ -110,7 +110,7 @@ export function buildInWorker(
 
 /**
  * Starts loading a build worker now, when one will soon be needed (a gateway's first catalog build,
- * while its store opens): the ~0.2 s a worker takes to load overlaps that work instead of following
+ * while its store opens): the ~0.12 s a worker takes to load overlaps that work instead of following
  * it. A worker nothing asks for ends after IDLE_MS, as any idle one.
  */
 export function warmBuildWorker(limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS): void {
