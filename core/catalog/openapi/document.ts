@@ -1,10 +1,11 @@
 /**
- * An OpenAPI document as parsed JSON, plus the operations it declares. It is parsed as JSON, else
- * as YAML (js-yaml, JSON schema: what swagger-parser, used before, parsed with), not dereferenced:
- * on GitHub's description that costs ~0.6 s (DESIGN.md, Performance facts), so `$ref`s are resolved
- * lazily, only where a selected operation reaches (see schema.ts). swagger-parser itself loaded
- * ajv and the OpenAPI meta-schemas into every build worker, ~25 ms of each cold build.
+ * An OpenAPI document as parsed JSON, plus the operations it declares. Parsing goes through
+ * swagger-parser (JSON or YAML, version check) but not its dereference: on GitHub's description
+ * that costs ~0.6 s (DESIGN.md, Performance facts), so `$ref`s are resolved lazily, only where a
+ * selected operation reaches (see schema.ts).
  */
+import SwaggerParser from '@apidevtools/swagger-parser';
+
 export type OpenApiVersion = '2.0' | '3.0' | '3.1';
 export type JsonObject = Record<string, unknown>;
 
@@ -30,11 +31,13 @@ export class UnsupportedError extends Error {}
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 /**
- * Parses the document `file` from its bytes (the loader read them for the content hash); throws
- * with a readable message when it is not OpenAPI 2.0/3.0/3.1.
+ * Parses the document `file` from its bytes; throws with a readable message when it is not OpenAPI
+ * 2.0/3.0/3.1. The loader has read the bytes for the content hash: swagger-parser's file resolver
+ * is handed them instead of reading the file again (11 MB for GitHub's description).
  */
 export async function loadDocument(file: string, bytes: Buffer): Promise<OpenApiDocument> {
-  const root = await parseText(file, bytes.toString('utf8'));
+  const options = { resolve: { file: { read: () => bytes } } };
+  const root = (await SwaggerParser.parse(file, options)) as unknown as JsonObject;
   const declared = [root.swagger, root.openapi].find((v): v is string => typeof v === 'string') ?? '';
   const version =
     declared === '2.0'
@@ -46,22 +49,6 @@ export async function loadDocument(file: string, bytes: Buffer): Promise<OpenApi
           : undefined;
   if (!version) throw new Error(`unsupported OpenAPI version "${declared}"; use 2.0, 3.0 or 3.1`);
   return { version, root };
-}
-
-/**
- * The object `text`, the content of `file`, holds: JSON, else YAML (a superset of JSON; a byte
- * order mark is no JSON). js-yaml is loaded for YAML documents only.
- */
-async function parseText(file: string, text: string): Promise<JsonObject> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    const { load, JSON_SCHEMA } = await import('js-yaml');
-    value = load(text, { schema: JSON_SCHEMA, filename: file });
-  }
-  if (!isObject(value)) throw new Error('it holds no JSON or YAML object');
-  return value;
 }
 
 /** Every operation, ordered by path then method, so compilation is deterministic. */
