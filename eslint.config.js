@@ -10,6 +10,7 @@ export default tseslint.config(
       'test/artifacts/**',
       'coverage/**',
       'core/catalog/manifest-validator.ts',
+      'core/catalog/json-schema-validator.ts',
       'eslint.config.js',
     ],
   },

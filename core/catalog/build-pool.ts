@@ -36,20 +36,27 @@ import type { ProviderBuild } from './provider.js';
 
 /**
  * Workers per build: two, so the 18 bundled manifests build on two cores at start (a worker costs
- * a process and its module loading, ~0.3-0.5 s, so not one per manifest); one where the process
+ * a process and its module loading, ~0.12 s of a core, so not one per manifest); one where the process
  * may use a single core (availableParallelism counts the cores it is pinned to). A reload of one
  * manifest starts one.
  */
 const POOL_SIZE = Math.min(2, availableParallelism());
 
 /**
- * How long a worker may take to load (0.3-0.5 s on an idle core, a few seconds under tsx on a busy
+ * How long a worker may take to load (~0.12 s on an idle core, a few seconds under tsx on a busy
  * machine), apart from the builds' own limit, which counts from a build's start.
  */
 const LOAD_TIMEOUT_MS = 60_000;
 
 /** How long a worker with nothing to build is kept for the next build. */
 const IDLE_MS = 10_000;
+
+/**
+ * The old generation a worker starts with, in MB (at most its limit). A build allocates the parsed
+ * document at once (GitHub's 11 MB description: ~100 MB of objects); from V8's small default, the
+ * heap is marked again and again as it grows to that (~15 ms of a 50-operation GitHub build).
+ */
+const INITIAL_OLD_SPACE_MB = 256;
 
 /** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
 const STDERR_KEPT = 4_096;
@@ -103,7 +110,7 @@ export function buildInWorker(
 
 /**
  * Starts loading a build worker now, when one will soon be needed (a gateway's first catalog build,
- * while its store opens): the ~0.2 s a worker takes to load overlaps that work instead of following
+ * while its store opens): the ~0.12 s a worker takes to load overlaps that work instead of following
  * it. A worker nothing asks for ends after IDLE_MS, as any idle one.
  */
 export function warmBuildWorker(limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS): void {
@@ -256,7 +263,10 @@ function hold(child: ChildProcess, busy: boolean): void {
 function startWorker(memoryMb: number): ChildProcess {
   const source = import.meta.url.endsWith('.ts');
   const entry = fileURLToPath(new URL(source ? './build-worker.ts' : './build-worker.js', import.meta.url));
-  const execArgv = [`--max-old-space-size=${memoryMb}`];
+  const execArgv = [
+    `--max-old-space-size=${memoryMb}`,
+    `--initial-old-space-size=${Math.min(memoryMb, INITIAL_OLD_SPACE_MB)}`,
+  ];
   if (source) execArgv.push('--import', import.meta.resolve('tsx'));
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('TOOLGATE_')),

@@ -2,10 +2,22 @@
  * The check that a tool schema is usable as MCP sends it: JSON Schema 2020-12 that compiles, with
  * no `$ref` (several LLM APIs reject them).
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { ErrorObject } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import { validateJsonSchema } from './json-schema-validator.js';
 import type { JsonSchema } from './types.js';
 
+/**
+ * For a schema naming its own `$schema`, which ajv looks up (and refuses unless it knows it). ajv
+ * is CommonJS, required when first needed: a build worker loads it (~30 ms) only for such a schema.
+ */
 let ajv: Ajv2020 | undefined;
+function schemaAjv(): Ajv2020 {
+  const ajvModule = createRequire(import.meta.url)('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };
+  // strict: false because formats and annotations of real documents (int32, example) are fine here.
+  return new ajvModule.Ajv2020({ strict: false, validateFormats: false });
+}
 
 /** Keywords whose values map names to schemas. */
 const NAMED = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs']);
@@ -20,14 +32,29 @@ const DATA = new Set(['enum', 'const', 'default', 'examples', 'example']);
 export function toolSchemaProblem(schema: JsonSchema): string | undefined {
   const found = walkProblem(schema, false);
   if (found === '$ref') return 'uses $ref; write the schema out in full';
-  // strict: false because formats and annotations of real documents (int32, example) are fine here.
-  ajv ??= new Ajv2020({ strict: false, validateFormats: false });
-  if (!ajv.validateSchema(schema)) {
-    return `is not valid JSON Schema 2020-12: schema is invalid: ${ajv.errorsText(ajv.errors)}`;
-  }
+  const errors = metaSchemaErrors(schema);
+  if (errors) return `is not valid JSON Schema 2020-12: schema is invalid: ${errorsText(errors)}`;
   return found === undefined
     ? undefined
     : `is not valid JSON Schema 2020-12: pattern ${JSON.stringify(found.pattern)} is not a regular expression`;
+}
+
+/**
+ * What ajv's `validateSchema` finds wrong with `schema`, or `undefined`. Without `$schema`, by the
+ * meta-schema's validator compiled ahead of time (json-schema-validator.ts, generated with
+ * schemaAjv's options): compiling it here cost every build ~30 ms. A schema naming its `$schema`
+ * goes to ajv itself, which resolves that (and throws for a meta-schema it does not know).
+ */
+function metaSchemaErrors(schema: JsonSchema): ErrorObject[] | undefined {
+  if (schema.$schema === undefined)
+    return validateJsonSchema(schema) ? undefined : (validateJsonSchema.errors ?? []);
+  ajv ??= schemaAjv();
+  return ajv.validateSchema(schema) ? undefined : (ajv.errors ?? []);
+}
+
+/** ajv's `errorsText`, for errors of either validator. */
+function errorsText(errors: readonly ErrorObject[]): string {
+  return errors.map((error) => `data${error.instancePath} ${error.message ?? ''}`).join(', ');
 }
 
 type WalkProblem = '$ref' | { pattern: string } | undefined;

@@ -5,6 +5,7 @@
  * does not fill them in, the code that reads a field applies them.
  */
 import { Type, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
+import { HTTP_METHODS } from './http-methods.js';
 
 /** Words that name system tools or the gateway itself; a provider id may not be one of them. */
 export const RESERVED_PROVIDER_IDS = [
@@ -18,8 +19,6 @@ export const RESERVED_PROVIDER_IDS = [
   'toolgate',
   'system',
 ] as const;
-
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 
 function StringEnum<const T extends readonly string[]>(values: T, description: string) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });

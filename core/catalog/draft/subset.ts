@@ -6,7 +6,8 @@
  * operationId, tag, method, path; all must match, as in openapi > operations > include), or a
  * shorthand: `METHOD /path`, a `/path` glob, or an operationId glob.
  */
-import { HTTP_METHODS, type OperationSelectorSpec } from '../manifest-schema.js';
+import { HTTP_METHODS } from '../http-methods.js';
+import type { OperationSelectorSpec } from '../manifest-schema.js';
 import { isObject, type JsonObject, type OpenApiDocument, type OperationRef } from '../openapi/document.js';
 import { selectorMatches } from '../openapi/select.js';
 import { securitySchemes } from './auth.js';

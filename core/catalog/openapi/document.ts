@@ -1,10 +1,10 @@
 /**
- * An OpenAPI document as parsed JSON, plus the operations it declares. Parsing goes through
- * swagger-parser (JSON or YAML, version check) but not its dereference: on GitHub's description
- * that costs ~0.6 s (DESIGN.md, Performance facts), so `$ref`s are resolved lazily, only where a
- * selected operation reaches (see schema.ts).
+ * An OpenAPI document as parsed JSON, plus the operations it declares. A JSON document is parsed
+ * with JSON.parse, what swagger-parser does with one; any other goes through swagger-parser (YAML,
+ * its version check), loaded then. Neither is dereferenced: on GitHub's description that costs
+ * ~0.6 s (DESIGN.md, Performance facts), so `$ref`s are resolved lazily, only where a selected
+ * operation reaches (see schema.ts).
  */
-import SwaggerParser from '@apidevtools/swagger-parser';
 
 export type OpenApiVersion = '2.0' | '3.0' | '3.1';
 export type JsonObject = Record<string, unknown>;
@@ -36,8 +36,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
  * is handed them instead of reading the file again (11 MB for GitHub's description).
  */
 export async function loadDocument(file: string, bytes: Buffer): Promise<OpenApiDocument> {
-  const options = { resolve: { file: { read: () => bytes } } };
-  const root = (await SwaggerParser.parse(file, options)) as unknown as JsonObject;
+  const root = jsonObject(bytes) ?? (await parseWithSwaggerParser(file, bytes));
   const declared = [root.swagger, root.openapi].find((v): v is string => typeof v === 'string') ?? '';
   const version =
     declared === '2.0'
@@ -49,6 +48,29 @@ export async function loadDocument(file: string, bytes: Buffer): Promise<OpenApi
           : undefined;
   if (!version) throw new Error(`unsupported OpenAPI version "${declared}"; use 2.0, 3.0 or 3.1`);
   return { version, root };
+}
+
+/**
+ * The object a JSON document holds; undefined when the bytes are no JSON object (YAML, a byte
+ * order mark, an error to report): swagger-parser's to read and word.
+ */
+function jsonObject(bytes: Buffer): JsonObject | undefined {
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * swagger-parser, loaded for documents that are not plain JSON: with it come ajv, the OpenAPI
+ * meta-schemas and json-schema-ref-parser, about 60 ms of a build worker's cold start.
+ */
+async function parseWithSwaggerParser(file: string, bytes: Buffer): Promise<JsonObject> {
+  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser');
+  const options = { resolve: { file: { read: () => bytes } } };
+  return (await SwaggerParser.parse(file, options)) as unknown as JsonObject;
 }
 
 /** Every operation, ordered by path then method, so compilation is deterministic. */

@@ -7,7 +7,7 @@
  * top-level arguments; any other body is the argument `body`. Path-level parameters are merged
  * with the operation's, the operation's winning.
  */
-import { HTTP_METHODS } from '../manifest-schema.js';
+import { HTTP_METHODS } from '../http-methods.js';
 import type { JsonSchema, ParameterBinding, RequestPlan, SchemaOut, ToolAnnotations } from '../types.js';
 import { describeOperation, oneLine, operationTitle } from './describe.js';
 import {

@@ -376,22 +376,46 @@ export interface SchemaSize {
 // kept per object: measuring every tool of a document costs what its distinct subtrees do.
 const sizes = new WeakMap<object, SchemaSize>();
 
-/** The serialised size of `value`, without serialising it (a shared subtree is measured once). */
+/**
+ * The serialised size of `value`, without serialising it (a shared subtree is measured once). Every
+ * compiled tool is measured, so this walks without building entry arrays, and counts the bytes of
+ * a string JSON writes as it is without writing it.
+ */
 export function schemaSize(value: unknown): SchemaSize {
-  if (typeof value !== 'object' || value === null) {
-    return { bytes: Buffer.byteLength(JSON.stringify(value) ?? 'null'), nodes: 0 };
-  }
+  if (typeof value !== 'object' || value === null) return { bytes: jsonBytes(value), nodes: 0 };
   const known = sizes.get(value);
   if (known !== undefined) return known;
-  const entries: [string | undefined, unknown][] = Array.isArray(value)
-    ? value.map((item: unknown) => [undefined, item])
-    : Object.entries(value).filter(([, v]) => v !== undefined);
-  const size = { bytes: 2 + Math.max(0, entries.length - 1), nodes: 1 };
-  for (const [key, item] of entries) {
+  const size = { bytes: 2, nodes: 1 };
+  let members = 0;
+  const add = (item: unknown): void => {
+    members++;
+    if (typeof item !== 'object' || item === null) {
+      size.bytes += jsonBytes(item);
+      return;
+    }
     const inner = schemaSize(item);
-    size.bytes += inner.bytes + (key === undefined ? 0 : Buffer.byteLength(JSON.stringify(key)) + 1);
+    size.bytes += inner.bytes;
     size.nodes += inner.nodes;
+  };
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) add(item);
+  } else {
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue;
+      size.bytes += jsonBytes(key) + 1;
+      add(item);
+    }
   }
+  size.bytes += Math.max(0, members - 1);
   sizes.set(value, size);
   return size;
+}
+
+/** Characters JSON writes as they are: one byte each, no escape. */
+const PLAIN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** The bytes of a scalar's JSON (`undefined`, in an array, is written as null). */
+function jsonBytes(value: unknown): number {
+  if (typeof value === 'string' && PLAIN_JSON.test(value)) return value.length + 2;
+  return Buffer.byteLength(JSON.stringify(value) ?? 'null');
 }
