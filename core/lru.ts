@@ -1,30 +1,43 @@
+/** An entry and whether it was read since the sweep last passed it. */
+interface Slot<V> {
+  value: V;
+  used: boolean;
+}
+
 /**
- * A map of at most `capacity` entries that drops the least recently used first: what the gateway
- * keeps in memory per key, connection or scope. Past its bound, a deployment with more active
- * scopes than that keeps serving its busy ones from memory; clearing the whole map there instead
- * would send every scope back to the store (or the key derivation) at once, and again at the next
- * bound (issue 19: a scope among 10,000).
+ * A map of at most `capacity` entries that drops one not used lately first: what the gateway keeps
+ * in memory per key, connection or scope. Past its bound, a deployment with more active scopes than
+ * that keeps serving its busy ones from memory; clearing the whole map there instead would send
+ * every scope back to the store (or the key derivation) at once, and again at the next bound
+ * (issue 19: a scope among 10,000).
+ *
+ * Least recently used, approximated by a second chance (CLOCK): a read only marks its entry; when
+ * an entry must go, the oldest unmarked one goes, and a marked one passed on the way is unmarked and
+ * moved to the recent end. A read changes nothing in the map: moving each entry read to the end
+ * would store the caller's freshly built key in the long-lived map on every call, which the
+ * garbage collector then promotes (scripts/bench, tools/call with 10,000 scopes).
  */
 export class Lru<K, V> {
-  private readonly entries = new Map<K, V>();
+  private readonly entries = new Map<K, Slot<V>>();
 
   constructor(private readonly capacity: number) {}
 
-  /** The value under `key`, now the most recently used. */
   get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      // A Map iterates in insertion order: re-inserting moves the entry to the recent end.
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
+    const slot = this.entries.get(key);
+    if (slot === undefined) return undefined;
+    slot.used = true;
+    return slot.value;
   }
 
   set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as K);
+    const slot = this.entries.get(key);
+    if (slot !== undefined) {
+      slot.value = value;
+      slot.used = true;
+      return;
+    }
+    this.entries.set(key, { value, used: false });
+    if (this.entries.size > this.capacity) this.evictOne();
   }
 
   delete(key: K): void {
@@ -37,5 +50,15 @@ export class Lru<K, V> {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Drops the oldest entry not read since the sweep last passed it (a Map iterates oldest first). */
+  private evictOne(): void {
+    for (const [key, slot] of this.entries) {
+      this.entries.delete(key);
+      if (!slot.used) return;
+      slot.used = false;
+      this.entries.set(key, slot);
+    }
   }
 }
