@@ -477,18 +477,18 @@ async function auditQuartets(on: Toolgate, off: Toolgate): Promise<AuditRatios> 
       if (warm.errors > 0) throw new Error(`${set.target.name}: ${warm.firstError}`);
     }
     for (let quartet = 0; quartet < AUDIT_QUARTETS; quartet++) {
-      const [first, second] = quartet % 2 === 0 ? sets : ([sets[1], sets[0]] as const);
-      const totals = new Map(sets.map((set) => [set, { cpu: 0, rps: 0 }]));
-      for (const set of [first, second, second, first]) {
-        const window = await runWindow(set, max, PLAN.window32Ms, PLAN.settleMs);
-        if (window.errors > 0) throw new Error(`${set.target.name}: ${window.firstError}`);
-        const total = totals.get(set)!;
-        total.cpu += window.cpuPerRequestUs;
-        total.rps += window.rps;
+      // Indexes into `sets`: 0 the trail on, 1 off; the quartet's first side alternates.
+      const first = quartet % 2;
+      const cpu = [0, 0];
+      const rps = [0, 0];
+      for (const side of [first, 1 - first, 1 - first, first]) {
+        const window = await runWindow(sets[side]!, max, PLAN.window32Ms, PLAN.settleMs);
+        if (window.errors > 0) throw new Error(`${sets[side]!.target.name}: ${window.firstError}`);
+        cpu[side]! += window.cpuPerRequestUs;
+        rps[side]! += window.rps;
       }
-      const [a, b] = sets.map((set) => totals.get(set)!);
-      ratios.cpu.push(a!.cpu / b!.cpu);
-      ratios.rps.push(a!.rps / b!.rps);
+      ratios.cpu.push(cpu[0]! / cpu[1]!);
+      ratios.rps.push(rps[0]! / rps[1]!);
       log(`  audit trail quartet ${quartet + 1}/${AUDIT_QUARTETS} done`);
     }
     return ratios;

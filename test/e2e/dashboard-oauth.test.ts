@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenshot } from '../helpers/browser.js';
 import { connect, type TestClient } from '../helpers/clients.js';
 import { backgroundOf, row, startDashboard, type DashboardHarness } from '../helpers/dashboard.js';
+import { consentLinkIn } from '../helpers/oauth-server.js';
 
 /**
  * An OAuth2 provider that lets organizations bring their own app. The consent start page is served
@@ -33,7 +34,7 @@ afterAll(async () => {
 async function consentLink(): Promise<string> {
   const result = await agent.callTool('connect_provider', { provider: 'acme' });
   expect(result.isError).toBeFalsy();
-  return /http:\/\/\S+\/oauth\/start\/[A-Za-z0-9_-]+/.exec(result.content[0]!.text!)![0];
+  return consentLinkIn(result.content[0]!.text!);
 }
 
 describe("dashboard: organizations' OAuth apps", () => {

@@ -13,7 +13,7 @@ import { openBrowser } from '../helpers/browser.js';
 import { connect, type TestClient } from '../helpers/clients.js';
 import { freePort, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startProtectedMcpServer, type ProtectedMcpServer } from '../helpers/mcp-oauth-upstream.js';
-import { approveConsent } from '../helpers/oauth-server.js';
+import { approveConsent, consentLinkIn } from '../helpers/oauth-server.js';
 
 const MANIFEST = `# yaml-language-server: $schema=./manifest.schema.json
 schema_version: 1
@@ -70,12 +70,6 @@ async function agent(user: string): Promise<TestClient> {
   return client;
 }
 
-function linkIn(text: string): string {
-  const link = /http:\/\/\S+\/oauth\/start\/[A-Za-z0-9_-]+/.exec(text)?.[0];
-  if (!link) throw new Error(`no consent link in: ${text}`);
-  return link;
-}
-
 const refreshes = () => upstream.auth.tokenRequests().filter((r) => r.grant_type === 'refresh_token');
 
 /** Opens a consent link, approves at the authorization server as `login`, returns the final page's text. */
@@ -92,7 +86,7 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
     alice = await agent('alice');
     const offered = await alice.callTool('connect_provider', { provider: 'notes' });
     expect(offered.isError, offered.content[0]?.text).toBeFalsy();
-    const done = await approve(linkIn(offered.content[0]!.text!), 'alice');
+    const done = await approve(consentLinkIn(offered.content[0]!.text!), 'alice');
     expect(done).toContain('Notes is connected');
 
     // Dynamic Client Registration, as a confidential client returning to our callback.
@@ -123,7 +117,7 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
   it('reuses the registered client for the next user', async () => {
     const bob = await agent('bob');
     const offered = await bob.callTool('connect_provider', { provider: 'notes' });
-    expect(await approve(linkIn(offered.content[0]!.text!), 'bob')).toContain('Notes is connected');
+    expect(await approve(consentLinkIn(offered.content[0]!.text!), 'bob')).toContain('Notes is connected');
     expect(upstream.auth.registrationRequests()).toHaveLength(1);
   });
 
@@ -153,7 +147,7 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
     const refused = await alice.callTool('notes_whoami');
     expect(refused.isError).toBe(true);
     expect(refused.content[0]?.text).toContain('The Notes connection must be re-approved');
-    expect(await approve(linkIn(refused.content[0]!.text!), 'alice')).toContain('Notes is connected');
+    expect(await approve(consentLinkIn(refused.content[0]!.text!), 'alice')).toContain('Notes is connected');
     expect((await alice.callTool('notes_whoami')).content[0]?.text).toBe('you are alice');
     // The same registered client throughout.
     expect(upstream.auth.registrationRequests()).toHaveLength(1);
@@ -166,7 +160,7 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
     const refused = await alice.callTool('notes_whoami');
     expect(refused.isError).toBe(true);
     expect(refreshes().at(-1)?.error).toBe('invalid_client');
-    expect(await approve(linkIn(refused.content[0]!.text!), 'alice')).toContain('Notes is connected');
+    expect(await approve(consentLinkIn(refused.content[0]!.text!), 'alice')).toContain('Notes is connected');
     expect(upstream.auth.registrationRequests()).toHaveLength(2);
     expect(upstream.auth.tokenRequests().at(-1)?.client_id).not.toBe(forgotten);
     expect((await alice.callTool('notes_whoami')).content[0]?.text).toBe('you are alice');
@@ -175,7 +169,7 @@ describe('an upstream MCP server authorised by MCP authorization', () => {
   it('disconnect revokes the grant at the discovered revocation endpoint, as the registered client', async () => {
     const carol = await agent('carol');
     const offered = await carol.callTool('connect_provider', { provider: 'notes' });
-    expect(await approve(linkIn(offered.content[0]!.text!), 'carol')).toContain('Notes is connected');
+    expect(await approve(consentLinkIn(offered.content[0]!.text!), 'carol')).toContain('Notes is connected');
     const registered = upstream.auth.tokenRequests().at(-1)?.client_id;
     expect(registered).toMatch(/./);
     const gone = await carol.callTool('disconnect_provider', { provider: 'notes' });

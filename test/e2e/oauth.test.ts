@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBrowser, screenshot } from '../helpers/browser.js';
 import { connect, type TestClient } from '../helpers/clients.js';
 import { freePort, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { approveConsent, denyConsent, startAuthServer, type AuthServer } from '../helpers/oauth-server.js';
+import {
+  approveConsent,
+  consentLinkIn,
+  denyConsent,
+  startAuthServer,
+  type AuthServer,
+} from '../helpers/oauth-server.js';
 import { startReceiver } from '../helpers/receiver.js';
 import type { Scope } from '../../core/domain.js';
 
@@ -99,16 +105,10 @@ async function agent(query: string): Promise<TestClient> {
   return client;
 }
 
-function linkIn(text: string): string {
-  const link = /http:\/\/\S+\/oauth\/start\/[A-Za-z0-9_-]+/.exec(text)?.[0];
-  if (!link) throw new Error(`no consent link in: ${text}`);
-  return link;
-}
-
 async function startLink(client: TestClient): Promise<string> {
   const result = await client.callTool('connect_provider', { provider: 'acme' });
   expect(result.isError).toBeFalsy();
-  return linkIn(result.content[0]!.text!);
+  return consentLinkIn(result.content[0]!.text!);
 }
 
 /** Opens a consent link, continues to the provider, approves there, and returns the final page's text. */
@@ -232,7 +232,7 @@ describe('OAuth2 connections end to end', () => {
     expect(JSON.stringify(event)).not.toMatch(/token|secret/i);
     expect(tg.logs.some((l) => l.includes('TG_CONNECTION_REAPPROVAL_NEEDED'))).toBe(true);
 
-    const done = await approve(linkIn(text), 'alice');
+    const done = await approve(consentLinkIn(text), 'alice');
     expect(done).toContain('Acme Cloud is connected');
     expect((await alice.callTool('acme_me')).isError).toBeFalsy();
     expect((await tg.gateway.store.connections.get(scope(null, 'alice'), 'acme'))!.state).toBe('connected');

@@ -440,6 +440,13 @@ export interface ConsentOptions {
   timeoutMs?: number;
 }
 
+/** The one-time consent link (`/oauth/start/<token>`) in a tool result's text; throws without one. */
+export function consentLinkIn(text: string): string {
+  const link = /http:\/\/\S+\/oauth\/start\/[A-Za-z0-9_-]+/.exec(text)?.[0];
+  if (!link) throw new Error(`no consent link in: ${text}`);
+  return link;
+}
+
 /**
  * Opens `url` (an authorization URL, or any URL that redirects to one, such as the gateway's
  * `/oauth/start/<token>` link) in `page`, signs in as `options.login` if asked, approves consent if

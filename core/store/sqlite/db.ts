@@ -54,6 +54,9 @@ export class SqliteDb {
   private unwatched = 0;
 
   private readonly peerCommitsMs: number;
+  /** The two statements every hot read may run, prepared once in plucking mode. */
+  private readonly readDataVersion: Database.Statement;
+  private readonly readTotalChanges: Database.Statement;
 
   constructor(file: string, options: SqliteOptions = {}) {
     this.peerCommitsMs = options.peerCommitsMs ?? DATA_VERSION_MS;
@@ -63,6 +66,8 @@ export class SqliteDb {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('synchronous = NORMAL');
+    this.readDataVersion = this.db.prepare('PRAGMA data_version').pluck();
+    this.readTotalChanges = this.db.prepare('SELECT total_changes()').pluck();
   }
 
   stmt(sql: string): Database.Statement {
@@ -109,11 +114,11 @@ export class SqliteDb {
     const now = performance.now();
     if (now >= this.dataVersion.until)
       this.dataVersion = {
-        value: this.stmt('PRAGMA data_version').pluck().get() as number,
+        value: this.readDataVersion.get() as number,
         until: now + this.peerCommitsMs,
       };
     const version = this.dataVersion.value;
-    const changes = (this.stmt('SELECT total_changes()').pluck().get() as number) - this.unwatched;
+    const changes = (this.readTotalChanges.get() as number) - this.unwatched;
     if (version !== this.hotState.version || changes !== this.hotState.changes) {
       this.hot.clear();
       this.hotState = { version, changes };
