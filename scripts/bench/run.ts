@@ -66,7 +66,7 @@ import {
 } from '../../test/fixtures/retrieval/recall.js';
 import { freePort } from '../../test/helpers/ports.js';
 import type { CatalogProbe, DocumentProbe, SearchProbe } from './lib/ipc.js';
-import { ClientSet, median, pool, runWindow, type Target, type WindowResult } from './lib/load.js';
+import { ClientSet, median, pool, runTurns, runWindow, type Target, type WindowResult } from './lib/load.js';
 import {
   DEFAULT_PEER_DIR,
   findPeer,
@@ -193,7 +193,7 @@ interface Servers {
   baseline?: Toolgate;
   /**
    * Two more of this tree's gateways, the audit trail on and off (TOOLGATE_AUDIT=off), serving
-   * nothing but the audit trail's A/B (auditQuartets): what writing the trail costs a call.
+   * nothing but the audit trail's A/B (auditTurns): what writing the trail costs a call.
    */
   audit?: { on: Toolgate; off: Toolgate };
   peer?: { spawned: Spawned; url: string; version: string };
@@ -412,7 +412,7 @@ async function toolsCall(servers: Servers, metrics: Metrics): Promise<CallSectio
     log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
   }
   const rounds = await callRounds('tools/call', targets);
-  const audit = servers.audit ? await auditQuartets(servers.audit.on, servers.audit.off) : undefined;
+  const audit = servers.audit ? await auditTurns(servers.audit.on, servers.audit.off) : undefined;
   return summariseCalls(rounds, targets, metrics, audit);
 }
 
@@ -447,23 +447,25 @@ async function connectScopes(toolgate: Toolgate): Promise<string[]> {
   return scopes;
 }
 
-/** Quartets of the audit trail's A/B (see auditQuartets). */
-const AUDIT_QUARTETS = QUICK ? 2 : 6;
+/** Spans of the audit trail's A/B (see auditTurns), and how long each side's turn in them is. */
+const AUDIT_SPANS = QUICK ? 2 : 6;
+const AUDIT_TURN_MS = 250;
 
-/** The audit trail's cost: gateway CPU per call and throughput, on ÷ off, one figure per quartet. */
+/** The audit trail's cost: gateway CPU per call and throughput, on ÷ off, one figure per span. */
 interface AuditRatios {
   cpu: number[];
   rps: number[];
 }
 
 /**
- * The audit trail's A/B at the most clients, in quartets of windows run back to back: on, off, off,
- * on (the next quartet off, on, on, off), each quartet's ratio taken over its four windows, on two
- * fresh gateways that serve nothing else, so that they differ in the trail alone. A few percent is
- * the whole difference, less than the drift between windows of the interleaved rounds (other
- * targets run between them); a quartet cancels a drift that is linear over its span.
+ * The audit trail's A/B at the most clients, on two fresh gateways that serve nothing else (so that
+ * they differ in the trail alone): spans in which the two take turns of AUDIT_TURN_MS under the
+ * same clients (lib/load.ts runTurns), each span's ratio taken over its whole length. A few percent
+ * is the whole difference. Windows of a few seconds each, even back to back in on/off/off/on
+ * quartets, gave ratios spread about twice as wide on this shared machine: its noise drifts over
+ * seconds, and turns a tenth of that meet the same drift on both sides.
  */
-async function auditQuartets(on: Toolgate, off: Toolgate): Promise<AuditRatios> {
+async function auditTurns(on: Toolgate, off: Toolgate): Promise<AuditRatios> {
   const max = Math.max(...CLIENTS);
   const sets = [
     new ClientSet(renamed(modernTarget([on.gateway], on.soloKey, max), `toolgate ${MODERN} audit on`)),
@@ -471,25 +473,14 @@ async function auditQuartets(on: Toolgate, off: Toolgate): Promise<AuditRatios> 
   ] as const;
   const ratios: AuditRatios = { cpu: [], rps: [] };
   try {
-    for (const set of sets) {
-      log(`tools/call: warming up ${set.target.name}`);
-      const warm = await runWindow(set, max, PLAN.warmMs, 0);
-      if (warm.errors > 0) throw new Error(`${set.target.name}: ${warm.firstError}`);
-    }
-    for (let quartet = 0; quartet < AUDIT_QUARTETS; quartet++) {
-      // Indexes into `sets`: 0 the trail on, 1 off; the quartet's first side alternates.
-      const first = quartet % 2;
-      const cpu = [0, 0];
-      const rps = [0, 0];
-      for (const side of [first, 1 - first, 1 - first, first]) {
-        const window = await runWindow(sets[side]!, max, PLAN.window32Ms, PLAN.settleMs);
-        if (window.errors > 0) throw new Error(`${sets[side]!.target.name}: ${window.firstError}`);
-        cpu[side]! += window.cpuPerRequestUs;
-        rps[side]! += window.rps;
-      }
-      ratios.cpu.push(cpu[0]! / cpu[1]!);
-      ratios.rps.push(rps[0]! / rps[1]!);
-      log(`  audit trail quartet ${quartet + 1}/${AUDIT_QUARTETS} done`);
+    log(`tools/call: the audit trail on and off, ${AUDIT_SPANS} spans of ${AUDIT_TURN_MS} ms turns`);
+    for (let span = 0; span < AUDIT_SPANS; span++) {
+      const warmMs = span === 0 ? PLAN.warmMs : PLAN.settleMs;
+      const result = await runTurns(sets, max, PLAN.window32Ms * 4, AUDIT_TURN_MS, warmMs);
+      if (result.errors > 0) throw new Error(`audit trail A/B: ${result.firstError}`);
+      ratios.cpu.push(result.cpuPerRequestUs[0] / result.cpuPerRequestUs[1]);
+      ratios.rps.push(result.rps[0] / result.rps[1]);
+      log(`  audit trail span ${span + 1}/${AUDIT_SPANS} done`);
     }
     return ratios;
   } finally {
@@ -729,17 +720,17 @@ function summariseCalls(
     );
   }
   if (audit) {
-    // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, in quartets of windows.
+    // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, taking turns.
     metrics.add(
       'call.modern.audit_cpu_ratio_32',
-      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients (${AUDIT_QUARTETS} on/off quartets)`,
+      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients (${AUDIT_SPANS} spans of on/off turns)`,
       audit.cpu,
       '×',
       { op: '<=', value: 1.05 },
     );
     metrics.add(
       'call.modern.audit_rps_ratio_32',
-      `${MODERN}: throughput, audit trail on ÷ off, 32 clients (${AUDIT_QUARTETS} on/off quartets)`,
+      `${MODERN}: throughput, audit trail on ÷ off, 32 clients (${AUDIT_SPANS} spans of on/off turns)`,
       audit.rps,
       '×',
     );

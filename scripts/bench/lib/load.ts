@@ -165,3 +165,92 @@ export function checkCallResult(text: string, what: string): void {
   if (!text.includes('Widget 42') || text.includes('"isError":true'))
     throw new Error(`${what}: unexpected answer ${text.slice(0, 300)}`);
 }
+
+/** A promise and what resolves it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open = (): void => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** Two targets' CPU per request and throughput, from one span in which they took turns. */
+export interface TurnsResult {
+  /** Per target, in the order given: server CPU per request, microseconds. */
+  cpuPerRequestUs: [number, number];
+  /** Per target: requests per second of the time it had the load. */
+  rps: [number, number];
+  errors: number;
+  firstError?: string;
+}
+
+/**
+ * Runs `clients` closed-loop clients against two targets taking turns of `turnMs` (order ABBA,
+ * repeated) for `ms` after `warmupMs` of the same turns, and reports each target's CPU per request
+ * over the whole span. For a difference of a few percent between two processes that do the same
+ * work: noise on a shared machine drifts over seconds, and turns much shorter than that meet the
+ * same drift on both sides, where separate windows of a few seconds each do not. A target's CPU
+ * while the other has the load (its timers, a batch it writes) is counted as its own.
+ */
+export async function runTurns(
+  sets: readonly [ClientSet, ClientSet],
+  clients: number,
+  ms: number,
+  turnMs: number,
+  warmupMs: number,
+): Promise<TurnsResult> {
+  const calls = await Promise.all(sets.map((set) => set.ensure(clients)));
+  const serverCpu = (side: number): number =>
+    sets[side]!.target.pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
+  const requests = [0, 0];
+  let errors = 0;
+  let firstError: string | undefined;
+  let active = 0;
+  let recording = false;
+  let stop = false;
+  // Clients of the side waiting for its turn wait on this; resolved when the turn changes.
+  let turnChanged = gate();
+  const loop = async (side: number, call: Call): Promise<void> => {
+    while (!stop) {
+      if (active !== side) {
+        await turnChanged.opened;
+        continue;
+      }
+      try {
+        await call();
+      } catch (error) {
+        errors++;
+        firstError ??= String((error as Error).message ?? error);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        continue;
+      }
+      if (recording) requests[side]!++;
+    }
+  };
+  const loops = calls.flatMap((list, side) => list.map((call) => loop(side, call)));
+  const turns = async (span: number): Promise<void> => {
+    for (let turn = 0; turn * turnMs < span; turn++) {
+      active = [0, 1, 1, 0][turn % 4]!;
+      const changed = turnChanged;
+      turnChanged = gate();
+      changed.open();
+      await new Promise((resolve) => setTimeout(resolve, turnMs));
+    }
+  };
+  await turns(warmupMs);
+  const cpu0 = [serverCpu(0), serverCpu(1)];
+  recording = true;
+  const started = performance.now();
+  await turns(ms);
+  recording = false;
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = [serverCpu(0) - cpu0[0]!, serverCpu(1) - cpu0[1]!];
+  stop = true;
+  turnChanged.open();
+  await Promise.all(loops);
+  return {
+    cpuPerRequestUs: [cpu[0]! / requests[0]!, cpu[1]! / requests[1]!],
+    rps: [requests[0]! / (seconds / 2), requests[1]! / (seconds / 2)],
+    errors,
+    ...(firstError !== undefined ? { firstError } : {}),
+  };
+}
