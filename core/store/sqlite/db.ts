@@ -41,22 +41,27 @@ export const SCOPE_MATCH = `s.client_id = ? AND s.org_id = ? AND s.user_id = ?`;
  * a SQLite error rejects their promise instead of throwing past the caller's `.catch`.
  */
 export class SqliteDb {
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** The prepared statements that write (not `readonly`): running one drops the hot rows. */
+  private readonly writers = new WeakSet<Database.Statement>();
   private readonly scopeIds = new Map<string, string>();
   /** Rows read on every tool call (see {@link hotRead}), by statement and arguments. */
   private readonly hot = new Lru<string, object>(HOT_ROWS);
-  /** The database state `hot` was read in: data_version (other connections) and our watched changes. */
-  private hotState = { version: -1, changes: -1 };
+  /** The database state `hot` was read in: data_version (other connections) and our watched writes. */
+  private hotState = { version: -1, writes: -1 };
   /** The last data_version read, and until when (performance.now()) it stands. */
   private dataVersion = { value: -1, until: -Infinity };
-  /** Rows this connection changed in tables no hot read depends on (the audit trail: {@link logRunner}). */
-  private unwatched = 0;
+  /**
+   * Writing statements this connection ran, but those of tables no hot read depends on (the audit
+   * trail: {@link logRunner}); counted here rather than asked of SQLite (`total_changes()`), which
+   * was a statement on every hot read. Every statement goes through `one`, `all` or `run`.
+   */
+  private writes = 0;
 
   private readonly peerCommitsMs: number;
-  /** The two statements every hot read may run, prepared once in plucking mode. */
+  /** The statement a hot read may run (at most once per peerCommitsMs), prepared once in plucking mode. */
   private readonly readDataVersion: Database.Statement;
-  private readonly readTotalChanges: Database.Statement;
 
   constructor(file: string, options: SqliteOptions = {}) {
     this.peerCommitsMs = options.peerCommitsMs ?? DATA_VERSION_MS;
@@ -67,15 +72,17 @@ export class SqliteDb {
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('synchronous = NORMAL');
     this.readDataVersion = this.db.prepare('PRAGMA data_version').pluck();
-    this.readTotalChanges = this.db.prepare('SELECT total_changes()').pluck();
   }
 
-  stmt(sql: string): Database.Statement {
+  /** The statement for `sql`, prepared once; a writing one is counted as run (see {@link writes}). */
+  private stmt(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
       this.statements.set(sql, statement);
+      if (!statement.readonly) this.writers.add(statement);
     }
+    if (this.writers.has(statement)) this.writes++;
     return statement;
   }
 
@@ -92,6 +99,12 @@ export class SqliteDb {
     return this.stmt(sql).run(...params).changes;
   }
 
+  /** Runs statements without parameters (migrations); drops the hot rows. */
+  exec(sql: string): void {
+    this.writes++;
+    this.db.exec(sql);
+  }
+
   /** Runs a write that targets one row; true when it changed exactly that row. */
   changedOne(sql: string, ...params: Param[]): boolean {
     return this.run(sql, ...params) === 1;
@@ -105,7 +118,7 @@ export class SqliteDb {
   /**
    * A read of the per-call path (the key by its hash, the connection of a scope and provider),
    * answered from memory while nothing in the database changed: `PRAGMA data_version` moves when
-   * another connection (the CLI, another server) commits, `total_changes()` when this one writes.
+   * another connection (the CLI, another server) commits, {@link writes} when this one writes.
    * Checking both costs less than the lookups it saves, and a revocation or reconnect anywhere is
    * seen by the requests that start after it (another process's within {@link DATA_VERSION_MS} by default).
    * An implementation detail of this store, not of the contract.
@@ -118,10 +131,9 @@ export class SqliteDb {
         until: now + this.peerCommitsMs,
       };
     const version = this.dataVersion.value;
-    const changes = (this.readTotalChanges.get() as number) - this.unwatched;
-    if (version !== this.hotState.version || changes !== this.hotState.changes) {
+    if (version !== this.hotState.version || this.writes !== this.hotState.writes) {
       this.hot.clear();
-      this.hotState = { version, changes };
+      this.hotState = { version, writes: this.writes };
     }
     const cached = this.hot.get(key);
     if (cached) return cached as T;
@@ -171,8 +183,9 @@ export class SqliteDb {
     return {
       ...this.runner(),
       run: async (sql, ...params) => {
+        const writes = this.writes;
         const changed = this.run(sql, ...params);
-        this.unwatched += changed;
+        this.writes = writes;
         return changed;
       },
     };

@@ -50,8 +50,7 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<number[]> {
-    const { db } = this.sql;
-    db.exec(
+    this.sql.exec(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
     );
     const applied = new Set(
@@ -61,7 +60,7 @@ export class SqliteStore implements Store {
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.version)) continue;
       this.sql.transaction(() => {
-        db.exec(migration.sql);
+        this.sql.exec(migration.sql);
         this.sql.run(
           'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
           migration.version,

@@ -106,6 +106,17 @@ describe('SqliteStore (SQLite only)', () => {
       db.run('INSERT INTO t (v) VALUES (1)');
       read('busy');
       expect(reads.get('busy')).toBe(2);
+      // So is a write that returns rows (read through `one`), and one of a migration (`exec`).
+      db.one('INSERT INTO t (v) VALUES (2) RETURNING v');
+      read('busy');
+      expect(reads.get('busy')).toBe(3);
+      db.exec('CREATE TABLE u (v INTEGER)');
+      read('busy');
+      expect(reads.get('busy')).toBe(4);
+      // A read leaves the rows in place.
+      db.all('SELECT v FROM t');
+      read('busy');
+      expect(reads.get('busy')).toBe(4);
     } finally {
       other.close();
       db.close();
