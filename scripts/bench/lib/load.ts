@@ -67,6 +67,29 @@ export class ClientSet {
   }
 }
 
+/** The calls of a window that failed: how many, and the first one's message. */
+class Failures {
+  private count = 0;
+  private first: string | undefined;
+
+  /** Makes one call; false when it failed, after a short pause (a failing target must not spin). */
+  async attempt(call: Call): Promise<boolean> {
+    try {
+      await call();
+      return true;
+    } catch (error) {
+      this.count++;
+      this.first ??= String((error as Error).message ?? error);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return false;
+    }
+  }
+
+  report(): { errors: number; firstError?: string } {
+    return { errors: this.count, ...(this.first !== undefined ? { firstError: this.first } : {}) };
+  }
+}
+
 /**
  * Runs `clients` closed-loop clients for `warmupMs` (not recorded) then `ms` (recorded), and
  * reports throughput, latency percentiles and the server's CPU per request.
@@ -80,23 +103,13 @@ export async function runWindow(
   const calls = await set.ensure(clients);
   const serverCpu = (): number => set.target.pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
   const latencies: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
+  const failures = new Failures();
   let recording = false;
   let stop = false;
   const loop = async (call: Call): Promise<void> => {
     while (!stop) {
       const t0 = performance.now();
-      try {
-        await call();
-      } catch (error) {
-        errors++;
-        firstError ??= String((error as Error).message ?? error);
-        // A failing target must not spin: back off a little.
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        continue;
-      }
-      if (recording) latencies.push(performance.now() - t0);
+      if ((await failures.attempt(call)) && recording) latencies.push(performance.now() - t0);
     }
   };
   const loops = calls.map(loop);
@@ -125,8 +138,7 @@ export async function runWindow(
     cpuPerRequestUs: requests > 0 ? (cpu1 - cpu0) / requests : NaN,
     generatorBusy: (gen.user + gen.system) / 1e6 / seconds,
     background,
-    errors,
-    ...(firstError !== undefined ? { firstError } : {}),
+    ...failures.report(),
   };
 }
 
@@ -202,8 +214,7 @@ export async function runTurns(
   const serverCpu = (side: number): number =>
     sets[side]!.target.pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
   const requests = [0, 0];
-  let errors = 0;
-  let firstError: string | undefined;
+  const failures = new Failures();
   let active = 0;
   let recording = false;
   let stop = false;
@@ -211,19 +222,8 @@ export async function runTurns(
   let turnChanged = gate();
   const loop = async (side: number, call: Call): Promise<void> => {
     while (!stop) {
-      if (active !== side) {
-        await turnChanged.opened;
-        continue;
-      }
-      try {
-        await call();
-      } catch (error) {
-        errors++;
-        firstError ??= String((error as Error).message ?? error);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        continue;
-      }
-      if (recording) requests[side]!++;
+      if (active !== side) await turnChanged.opened;
+      else if ((await failures.attempt(call)) && recording) requests[side]!++;
     }
   };
   const loops = calls.flatMap((list, side) => list.map((call) => loop(side, call)));
@@ -250,7 +250,6 @@ export async function runTurns(
   return {
     cpuPerRequestUs: [cpu[0]! / requests[0]!, cpu[1]! / requests[1]!],
     rps: [requests[0]! / (seconds / 2), requests[1]! / (seconds / 2)],
-    errors,
-    ...(firstError !== undefined ? { firstError } : {}),
+    ...failures.report(),
   };
 }
