@@ -56,13 +56,7 @@ const LOG_FLUSH_MS = 100;
  * most the last LOG_FLUSH_MS of lines. One stream per process, whatever the gateways in it.
  */
 function stdoutLog(): DestinationStream {
-  stdout ??= openStdoutLog();
-  return stdout;
-}
-
-let stdout: DestinationStream | undefined;
-
-function openStdoutLog(): DestinationStream {
+  if (stdout) return stdout;
   const stream = destination({
     dest: 1,
     sync: true,
@@ -78,8 +72,11 @@ function openStdoutLog(): DestinationStream {
       // already destroyed
     }
   });
+  stdout = stream;
   return stream;
 }
+
+let stdout: DestinationStream | undefined;
 
 /**
  * The Fastify instance with the gateway's logging and error conventions: every refusal is

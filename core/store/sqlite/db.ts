@@ -43,8 +43,6 @@ export const SCOPE_MATCH = `s.client_id = ? AND s.org_id = ? AND s.user_id = ?`;
 export class SqliteDb {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
-  /** The prepared statements that write (not `readonly`): running one drops the hot rows. */
-  private readonly writers = new WeakSet<Database.Statement>();
   private readonly scopeIds = new Map<string, string>();
   /** Rows read on every tool call (see {@link hotRead}), by statement and arguments. */
   private readonly hot = new Lru<string, object>(HOT_ROWS);
@@ -74,15 +72,17 @@ export class SqliteDb {
     this.readDataVersion = this.db.prepare('PRAGMA data_version').pluck();
   }
 
-  /** The statement for `sql`, prepared once; a writing one is counted as run (see {@link writes}). */
+  /**
+   * The statement for `sql`, prepared once; a writing one (not `readonly`, a property better-sqlite3
+   * sets once) is counted as run (see {@link writes}).
+   */
   private stmt(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
       this.statements.set(sql, statement);
-      if (!statement.readonly) this.writers.add(statement);
     }
-    if (this.writers.has(statement)) this.writes++;
+    if (!statement.readonly) this.writes++;
     return statement;
   }
 
