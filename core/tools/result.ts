@@ -237,26 +237,80 @@ function cutToBudget(value: string, budget: number): { kept: string; total: numb
 
 const INLINE_WIDTH = 80;
 
-// JSON indented by two spaces, except that an object or array whose one-line form fits in
-// INLINE_WIDTH columns stays on one line: readable, without the token cost of putting
-// every short array element on its own line.
-function formatJson(value: unknown, indent = ''): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  const inner = `${indent}  `;
-  const entries = Array.isArray(value)
-    ? value.map((item) => formatJson(item, inner))
-    : Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${formatJson(item, inner)}`);
-  const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
-  if (entries.length === 0) return `${open}${close}`;
-  // The one-line form's width, counted before it is built: most containers of a provider's answer
-  // do not fit, and joining them only to measure would copy the answer once more per level.
-  let width = indent.length + 2 * entries.length;
-  for (const entry of entries) {
-    width += entry.length;
-    if (width > INLINE_WIDTH || entry.includes('\n'))
-      return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${close}`;
+/**
+ * A string as JSON text: in quotes as it is when none of its characters is one JSON.stringify
+ * escapes (`"`, `\\`, controls, surrogates), which is nearly every key and value of a provider's
+ * answer. JSON.stringify is a call into the runtime per string: on a tools/call's ~300-byte answer
+ * those calls were the larger part of formatting it (scripts/bench, instructions per call).
+ */
+function quote(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
   }
-  return `${open}${entries.join(', ')}${close}`;
+  return `"${text}"`;
+}
+
+function scalar(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      return JSON.stringify(value) ?? 'null';
+  }
+}
+
+/**
+ * JSON indented by two spaces, except that an object or array whose one-line form fits in
+ * INLINE_WIDTH columns, and holds no container that does not, stays on one line: readable, without
+ * the token cost of putting every short array element on its own line.
+ */
+class JsonLayout {
+  /** Whether the value last formatted spans several lines (told without searching its text). */
+  private multiline = false;
+
+  format(value: unknown, indent: string): string {
+    if (value === null || typeof value !== 'object') {
+      this.multiline = false;
+      return scalar(value);
+    }
+    const inner = `${indent}  `;
+    const array = Array.isArray(value);
+    const entries: string[] = [];
+    // The one-line form's width, counted as the entries are made: "[" and "]" and ", " between.
+    let width = indent.length;
+    let multiline = false;
+    if (array) {
+      for (const item of value as unknown[]) {
+        const entry = this.format(item, inner);
+        multiline ||= this.multiline;
+        width += entry.length + 2;
+        entries.push(entry);
+      }
+    } else {
+      const object = value as Record<string, unknown>;
+      for (const key in object) {
+        if (!Object.hasOwn(object, key)) continue;
+        const entry = `${quote(key)}: ${this.format(object[key], inner)}`;
+        multiline ||= this.multiline;
+        width += entry.length + 2;
+        entries.push(entry);
+      }
+    }
+    const open = array ? '[' : '{';
+    const close = array ? ']' : '}';
+    this.multiline = entries.length > 0 && (multiline || width > INLINE_WIDTH);
+    if (this.multiline) return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${close}`;
+    return `${open}${entries.join(', ')}${close}`;
+  }
+}
+
+function formatJson(value: unknown): string {
+  return new JsonLayout().format(value, '');
 }
 
 function isTextual(contentType: string): boolean {

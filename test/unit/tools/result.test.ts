@@ -51,6 +51,27 @@ describe('successful responses', () => {
     );
   });
 
+  it('escapes in the text exactly what JSON escapes, keys and values alike', () => {
+    const body = Buffer.from(
+      '{"say \\"hi\\"":"line\\none\\ttab","path":"C:\\\\x","emoji":"\\ud83d\\ude00","lone":"\\ud800",' +
+        '"nul":"\\u0000","plain":"caf\u00e9 \u2028 100%","n":[1e21,-0,0.5,true,null]}',
+    );
+    const text = textOf(responseResult(tool, response(200, body, { 'content-type': 'application/json' })));
+    expect(text).toBe(
+      '{\n' +
+        '  "say \\"hi\\"": "line\\none\\ttab",\n' +
+        '  "path": "C:\\\\x",\n' +
+        '  "emoji": "\ud83d\ude00",\n' +
+        '  "lone": "\\ud800",\n' +
+        '  "nul": "\\u0000",\n' +
+        '  "plain": "caf\u00e9 \u2028 100%",\n' +
+        '  "n": [1e+21, 0, 0.5, true, null]\n' +
+        '}',
+    );
+    // The same JSON (-0 reads back as 0, as JSON.stringify writes it).
+    expect(JSON.stringify(JSON.parse(text))).toBe(JSON.stringify(JSON.parse(body.toString())));
+  });
+
   it('adds structuredContent for an object when the tool has an outputSchema', () => {
     expect(responseResult(typed, response(200, { id: 1 })).structuredContent).toEqual({ id: 1 });
     expect(responseResult(typed, response(200, [{ id: 1 }])).structuredContent).toBeUndefined();
