@@ -1,6 +1,7 @@
 import {
   context,
   propagation,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -28,6 +29,22 @@ export {
  */
 const tracer = trace.getTracer('toolgate', packageJson.version);
 
+/**
+ * Whether spans are made: an operator registered a tracer provider (an SDK), or a propagator. With
+ * neither, every span is the API's no-op and nothing is propagated, yet making the spans (three a
+ * tools/call, with their attributes, contexts and carriers) cost about 3 % of a tools/call's
+ * instructions (scripts/bench, under callgrind), so they are not made. Asked at each use: an SDK
+ * registered after start is used from then on.
+ */
+function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return (
+    !(provider instanceof ProxyTracerProvider) ||
+    provider.getDelegateTracer('toolgate', packageJson.version) !== undefined ||
+    propagation.fields().length > 0
+  );
+}
+
 /** What a span may say of an upstream request: its method and host, never its path or query (tokens). */
 interface UpstreamRequestView {
   method: string;
@@ -36,17 +53,18 @@ interface UpstreamRequestView {
   headers: Record<string, string>;
 }
 
-/** The span and timer of one tool call; {@link completed} records it. */
+/** The span (when {@link tracing}) and timer of one tool call; {@link completed} records it. */
 export class ToolCallTelemetry {
   private readonly started = performance.now();
-  private readonly span: Span;
-  private readonly context: Context;
+  private readonly span: Span | undefined;
+  private readonly context: Context | undefined;
 
   constructor(
     private readonly metrics: Metrics,
     private readonly provider: string,
     private readonly tool: string,
   ) {
+    if (!tracing()) return;
     this.span = tracer.startSpan(`execute_tool ${tool}`, {
       kind: SpanKind.INTERNAL,
       attributes: { 'gen_ai.tool.name': tool, 'toolgate.provider': provider },
@@ -56,12 +74,13 @@ export class ToolCallTelemetry {
 
   /** Runs the call with its span active, so upstream calls are its children. */
   within<T>(run: () => Promise<T>): Promise<T> {
-    return context.with(this.context, run);
+    return this.context ? context.with(this.context, run) : run();
   }
 
   /** The call ended: its latency observed, its span closed with the outcome. */
   completed(outcome: ToolOutcome): void {
     this.metrics.toolCall(this.provider, this.tool, outcome, (performance.now() - this.started) / 1_000);
+    if (!this.span) return;
     this.span.setAttribute('toolgate.tool.outcome', outcome);
     if (outcome === 'internal_error' || outcome === 'upstream_error')
       this.span.setStatus({ code: SpanStatusCode.ERROR });
@@ -78,9 +97,9 @@ export class Telemetry {
   readonly metrics = new Metrics();
 
   /**
-   * Runs one MCP request's handling in a server span that continues the caller's trace: W3C
-   * `traceparent`/`tracestate` from the request's `params._meta` (where 2026-07-28 puts them) or
-   * else its headers, as the operator's registered propagator reads them.
+   * Runs one MCP request's handling in a server span (when {@link tracing}) that continues the
+   * caller's trace: W3C `traceparent`/`tracestate` from the request's `params._meta` (where
+   * 2026-07-28 puts them) or else its headers, as the operator's registered propagator reads them.
    */
   async mcpRequest<T>(
     method: string,
@@ -89,6 +108,7 @@ export class Telemetry {
     run: () => Promise<T>,
     status: () => number,
   ): Promise<T> {
+    if (!tracing()) return run();
     const parent = propagation.extract(ROOT_CONTEXT, carrier);
     const span = tracer.startSpan(
       method,
@@ -117,34 +137,40 @@ export class Telemetry {
   }
 
   /**
-   * Sends one provider request in a client span, with `traceparent` injected into its headers, and
-   * counts its HTTP status (or `error` when no response came).
+   * Sends one provider request, in a client span with `traceparent` injected into its headers when
+   * {@link tracing}, and counts its HTTP status (or `error` when no response came).
    */
   async upstreamCall<T extends { status: number }>(
     provider: string,
     request: UpstreamRequestView,
     send: () => Promise<T>,
   ): Promise<T> {
-    const span = tracer.startSpan(request.method, {
-      kind: SpanKind.CLIENT,
-      attributes: { 'http.request.method': request.method, 'toolgate.provider': provider },
-    });
-    if (span.isRecording()) span.setAttribute('server.address', hostOf(request.url));
-    propagation.inject(trace.setSpan(context.active(), span), request.headers);
+    const span = tracing() ? upstreamSpan(provider, request) : undefined;
     try {
       const response = await send();
       this.metrics.upstreamResponse(provider, response.status);
-      span.setAttribute('http.response.status_code', response.status);
-      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span?.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
       return response;
     } catch (error) {
       this.metrics.upstreamResponse(provider, 'error');
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      span?.setStatus({ code: SpanStatusCode.ERROR });
       throw error;
     } finally {
-      span.end();
+      span?.end();
     }
   }
+}
+
+/** A provider request's client span, its `traceparent` (and `tracestate`) put in the request's headers. */
+function upstreamSpan(provider: string, request: UpstreamRequestView): Span {
+  const span = tracer.startSpan(request.method, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': request.method, 'toolgate.provider': provider },
+  });
+  if (span.isRecording()) span.setAttribute('server.address', hostOf(request.url));
+  propagation.inject(trace.setSpan(context.active(), span), request.headers);
+  return span;
 }
 
 function hostOf(url: string): string {
