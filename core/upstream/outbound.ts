@@ -35,13 +35,13 @@ export interface OutboundRequest {
   method: Dispatcher.HttpMethod;
   url: string;
   headers: Readonly<Record<string, string>>;
-  body?: string | Buffer;
+  body?: string | Buffer | undefined;
   /** Overrides the client's default deadline for this call. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Overrides the client's cap on the kept response body for this call (a smaller one for metadata). */
-  maxResponseBytes?: number;
+  maxResponseBytes?: number | undefined;
   /** The caller's cancellation (e.g. the MCP request was cancelled); rejects with its reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface OutboundResponse {
