@@ -40,40 +40,60 @@ class AccessLog extends LogController {
   }
 }
 
-/** Log lines are written once this many bytes wait, */
-const LOG_BATCH_BYTES = 4_096;
+/** Log lines are written once about this many characters wait, */
+const LOG_BATCH_CHARS = 4_096;
 /** or this often while any wait. */
 const LOG_FLUSH_MS = 100;
 
 /**
- * Standard output, for the log. Written synchronously: pino's default, asynchronous, flushes what
- * is queued when the process exits and retries a broken pipe there forever, so a gateway whose log
- * reader had died (`npm start | tee`, a supervisor, all in one process group) never exited after
- * SIGTERM (issue 18); a synchronous write meets EPIPE at once, and pino then stops writing to that
- * pipe. Written in batches of lines: a write per line was about 2.5 % of a tools/call's CPU
- * (scripts/bench, to /dev/null; more to a pipe). A line waits at most LOG_FLUSH_MS, and what waits
- * is written when the process exits, a crash included (`exit` handlers run); a kill -9 loses at
- * most the last LOG_FLUSH_MS of lines. One stream per process, whatever the gateways in it.
+ * Standard output, for the log. Written synchronously (pino's SonicBoom, `sync`): pino's default,
+ * asynchronous, flushes what is queued when the process exits and retries a broken pipe there
+ * forever, so a gateway whose log reader had died (`npm start | tee`, a supervisor, all in one
+ * process group) never exited after SIGTERM (issue 18); a synchronous write meets EPIPE at once,
+ * and pino then stops writing to that pipe.
+ *
+ * Written in batches of lines: a write per line was about 2.5 % of a tools/call's CPU
+ * (scripts/bench, to /dev/null; more to a pipe). The lines wait here, in an array, and go to
+ * SonicBoom as one string: SonicBoom's own batching (`minLength`) measures the UTF-8 length of all
+ * that waits on every line, about 1 % of a tools/call's instructions (scripts/bench, callgrind). A
+ * line waits at most LOG_FLUSH_MS, and what waits is written when the process exits, a crash
+ * included (`exit` handlers run); a kill -9 loses at most the last LOG_FLUSH_MS of lines. One
+ * stream per process, whatever the gateways in it.
  */
 function stdoutLog(): DestinationStream {
   if (stdout) return stdout;
-  const stream = destination({
-    dest: 1,
-    sync: true,
-    minLength: LOG_BATCH_BYTES,
-    periodicFlush: LOG_FLUSH_MS,
-  });
-  // flush(), not flushSync(): in synchronous mode it meets a broken pipe once and gives up (pino
-  // then drops the stream's writes), where flushSync() retries it forever.
+  const sonic = destination({ dest: 1, sync: true });
+  let lines: string[] = [];
+  let chars = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (lines.length === 0) return;
+    const batch = lines.join('');
+    lines = [];
+    chars = 0;
+    sonic.write(batch);
+  };
+  stdout = {
+    write(line: string): void {
+      lines.push(line);
+      chars += line.length;
+      if (chars >= LOG_BATCH_CHARS) flush();
+      else timer ??= setTimeout(flush, LOG_FLUSH_MS).unref();
+    },
+  };
   process.once('exit', () => {
     try {
-      stream.flush();
+      flush();
+      // flush(), not flushSync(): in synchronous mode it meets a broken pipe once and gives up
+      // (pino then drops the stream's writes), where flushSync() retries it forever.
+      sonic.flush();
     } catch {
       // already destroyed
     }
   });
-  stdout = stream;
-  return stream;
+  return stdout;
 }
 
 let stdout: DestinationStream | undefined;
