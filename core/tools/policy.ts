@@ -71,10 +71,11 @@ const EVERYTHING = new ToolVisibility([]);
 
 /** The caller's visibility: its client's policy, and its organization's in 3-level scopes. */
 export async function visibilityOf(policies: PolicyStore, scope: Scope): Promise<ToolVisibility> {
-  const [client, org] = await Promise.all([
-    policies.get(scope.clientId, null),
-    scope.orgId === null ? undefined : policies.get(scope.clientId, scope.orgId),
-  ]);
+  // Solo and 2-level scopes (most calls) await their one read without a Promise.all around it.
+  const [client, org] =
+    scope.orgId === null
+      ? [await policies.get(scope.clientId, null), undefined]
+      : await Promise.all([policies.get(scope.clientId, null), policies.get(scope.clientId, scope.orgId)]);
   if (client === undefined && org === undefined) return EVERYTHING;
   return new ToolVisibility([client, org].filter((p) => p !== undefined));
 }
