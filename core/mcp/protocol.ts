@@ -52,7 +52,12 @@ export const RPC = {
 
 /** A JSON-RPC success response around an already-encoded result. */
 export function encodeResult(id: JsonRpcId, resultJson: string): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+  return `{"jsonrpc":"2.0","id":${encodeId(id)},"result":${resultJson}}`;
+}
+
+/** A request id as JSON; a finite number (nearly every id) as its digits, without a JSON.stringify call. */
+function encodeId(id: JsonRpcId): string {
+  return typeof id === 'number' && Number.isFinite(id) ? String(id) : JSON.stringify(id);
 }
 
 /**
@@ -86,7 +91,7 @@ const RESULT_END = Buffer.from('}');
 
 /** A JSON-RPC success response whose result is the concatenation of already-encoded parts. */
 export function encodeResultBytes(id: JsonRpcId, resultParts: readonly Buffer[]): Buffer[] {
-  return [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`), ...resultParts, RESULT_END];
+  return [Buffer.from(`{"jsonrpc":"2.0","id":${encodeId(id)},"result":`), ...resultParts, RESULT_END];
 }
 
 export function encodeError(id: JsonRpcId | null, code: number, message: string): string {
