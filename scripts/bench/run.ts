@@ -36,7 +36,7 @@
  * section says so in one line and the others run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { constants, cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,7 +50,7 @@ import {
   GITHUB_50_DIR,
   LIST_SIZES,
   REPO,
-  writeBenchManifests,
+  benchGatewayEnv,
   writeGithubAll,
   writeMutualReferences,
 } from './lib/fixtures.js';
@@ -285,25 +285,7 @@ async function spawnToolgate(
   upstreamUrl: string,
   store: Record<string, string> = {},
 ): Promise<{ gateway: GatewayChild; listProviders: Record<number, string> }> {
-  const manifests = join(dir, 'manifests');
-  const { listProviders } = writeBenchManifests(manifests);
-  // Made here, as the Dockerfile makes /data: on PostgreSQL with TOOLGATE_MASTER_KEY set nothing
-  // else creates it, and the gateway writes its admin token there.
-  const data = join(dir, 'data');
-  mkdirSync(data, { recursive: true, mode: 0o700 });
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...store,
-    TOOLGATE_DATA_DIR: data,
-    TOOLGATE_MANIFESTS_DIR: manifests,
-    TOOLGATE_HOST: '127.0.0.1',
-    TOOLGATE_PORT: '0',
-    // The upstream is on loopback; production keeps the private-network guard on.
-    TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
-    TOOLGATE_PROVIDER_BENCH_BASE_URL: upstreamUrl,
-  };
-  for (const id of Object.values(listProviders))
-    env[`TOOLGATE_PROVIDER_${id.toUpperCase()}_BASE_URL`] = upstreamUrl;
+  const { env, listProviders } = benchGatewayEnv(dir, upstreamUrl, store);
   const gateway = await GatewayChild.start(SERVER_CORE, build.script, env, {
     logFile: gatewayLog(join(dir, 'gateway.log')),
     nodeOptions: build.nodeOptions,

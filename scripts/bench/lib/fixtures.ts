@@ -147,6 +147,37 @@ export function writeBenchManifests(dir: string): { listProviders: Record<number
   return { listProviders };
 }
 
+/**
+ * A bench gateway's directory and settings: its manifests (writeBenchManifests) and data dir under
+ * `dir`, on SQLite of its own, every provider's base URL the loopback upstream, plus `store` (a
+ * deployment's shared PostgreSQL + Redis, or other settings such as TOOLGATE_AUDIT=off).
+ */
+export function benchGatewayEnv(
+  dir: string,
+  upstreamUrl: string,
+  store: Record<string, string> = {},
+): { env: NodeJS.ProcessEnv; listProviders: Record<number, string> } {
+  const { listProviders } = writeBenchManifests(join(dir, 'manifests'));
+  // Made here, as the Dockerfile makes /data: on PostgreSQL with TOOLGATE_MASTER_KEY set nothing
+  // else creates it, and the gateway writes its admin token there.
+  const data = join(dir, 'data');
+  mkdirSync(data, { recursive: true, mode: 0o700 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...store,
+    TOOLGATE_DATA_DIR: data,
+    TOOLGATE_MANIFESTS_DIR: join(dir, 'manifests'),
+    TOOLGATE_HOST: '127.0.0.1',
+    TOOLGATE_PORT: '0',
+    // The upstream is on loopback; production keeps the private-network guard on.
+    TOOLGATE_ALLOW_PRIVATE_NETWORK: '1',
+    TOOLGATE_PROVIDER_BENCH_BASE_URL: upstreamUrl,
+  };
+  for (const id of Object.values(listProviders))
+    env[`TOOLGATE_PROVIDER_${id.toUpperCase()}_BASE_URL`] = upstreamUrl;
+  return { env, listProviders };
+}
+
 /** Writes `<dir>/<id>.yaml`: a provider compiling every operation of the OpenAPI document `file`. */
 export function writeOpenApiManifest(dir: string, id: string, file: string, description: string): void {
   mkdirSync(dir, { recursive: true });

@@ -147,13 +147,19 @@ export class GatewayChild {
     });
   }
 
+  /**
+   * Starts gateway.ts; `launcher` (a command and its arguments, e.g. Valgrind's) runs Node under
+   * it, and its pid is then the launcher's (which Valgrind keeps: it runs the program in place).
+   */
   static async start(
     core: number,
     script: string,
     env: NodeJS.ProcessEnv,
-    options: { logFile: number; nodeOptions: readonly string[] },
+    options: { logFile: number; nodeOptions: readonly string[]; launcher?: readonly string[] },
   ): Promise<GatewayChild> {
-    const spawned = start(core, process.execPath, [...options.nodeOptions, '--expose-gc', script], {
+    const node = [process.execPath, ...options.nodeOptions, '--expose-gc', script];
+    const [command = process.execPath, ...args] = options.launcher ? [...options.launcher, ...node] : node;
+    const spawned = start(core, command, args, {
       env,
       stdio: ['ignore', options.logFile, 'inherit', 'ipc'],
     });
