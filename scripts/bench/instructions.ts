@@ -49,6 +49,8 @@ interface Count {
   gc: number;
 }
 
+const FUNCTION_LINE = /^c?fn=\((\d+)\)(?: (.*))?$/;
+
 /**
  * The events of a callgrind output file: its total, and the inclusive cost of the calls into each
  * of {@link SHARES} from functions outside it (so a share's own nested calls are not counted twice).
@@ -61,15 +63,16 @@ function readCount(file: string): Count {
   let caller = '';
   let callee = '';
   let afterCall = false;
-  const nameOf = (line: string, prefix: string): string => {
-    const match = new RegExp(`^${prefix}=\\((\\d+)\\)(?: (.*))?$`).exec(line);
+  // `fn=(id) name` or `cfn=(id) name` the first time a function appears, `fn=(id)` after.
+  const nameOf = (line: string): string => {
+    const match = FUNCTION_LINE.exec(line);
     if (!match) return '';
     if (match[2] !== undefined) names.set(match[1]!, match[2]);
     return names.get(match[1]!) ?? '';
   };
   for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.startsWith('fn=')) caller = nameOf(line, 'fn');
-    else if (line.startsWith('cfn=')) callee = nameOf(line, 'cfn');
+    if (line.startsWith('fn=')) caller = nameOf(line);
+    else if (line.startsWith('cfn=')) callee = nameOf(line);
     else if (line.startsWith('calls=')) afterCall = true;
     else if (line.startsWith('totals:')) count.total = Number(line.slice(7));
     else if (afterCall && /^[0-9+*-]/.test(line)) {
@@ -88,15 +91,14 @@ interface Measured {
   target: Target;
 }
 
-/** Starts one tree's gateway under callgrind, with its key and the bench connection. */
+/** Starts one tree's compiled gateway.ts under callgrind, with its key and the bench connection. */
 async function startGateway(
   name: string,
   repo: string,
-  work: string,
+  script: string,
+  dir: string,
   upstreamUrl: string,
 ): Promise<Measured> {
-  const dir = join(work, name);
-  const script = buildChildren(dir, repo)('gateway.ts');
   const out = join(dir, 'callgrind.out');
   const { env } = benchGatewayEnv(dir, upstreamUrl);
   const gateway = await GatewayChild.start(SERVER_CORE, script, env, {
@@ -143,13 +145,17 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'toolgate-instructions-'));
   const children: Spawned[] = [];
   try {
-    const upstream = start(0, process.execPath, [buildChildren(join(work, 'up'))('upstream.ts')]);
-    children.push(upstream);
-    const upstreamUrl = `http://127.0.0.1:${await firstLine(upstream.child, 'upstream')}`;
     const trees: [string, string][] = [['this tree', REPO]];
     if (BASELINE) trees.push(['baseline', resolve(BASELINE)]);
+    // Each tree compiled once; the upstream is this tree's.
+    const builds = trees.map(([, repo], i) => buildChildren(join(work, String(i)), repo));
+    const upstream = start(0, process.execPath, [builds[0]!('upstream.ts')]);
+    children.push(upstream);
+    const upstreamUrl = `http://127.0.0.1:${await firstLine(upstream.child, 'upstream')}`;
     const measured = await Promise.all(
-      trees.map(([name, repo], i) => startGateway(name, repo, join(work, String(i)), upstreamUrl)),
+      trees.map(([name, repo], i) =>
+        startGateway(name, repo, builds[i]!('gateway.ts'), join(work, String(i)), upstreamUrl),
+      ),
     );
     children.push(...measured.map((m) => m.gateway.spawned));
     process.stderr.write(`${TRANSPORT} tools/call: ${WARMUP} calls of warm-up, then ${CALLS} counted\n`);

@@ -157,7 +157,8 @@ export function benchGatewayEnv(
   upstreamUrl: string,
   store: Record<string, string> = {},
 ): { env: NodeJS.ProcessEnv; listProviders: Record<number, string> } {
-  const { listProviders } = writeBenchManifests(join(dir, 'manifests'));
+  const manifests = join(dir, 'manifests');
+  const { listProviders } = writeBenchManifests(manifests);
   // Made here, as the Dockerfile makes /data: on PostgreSQL with TOOLGATE_MASTER_KEY set nothing
   // else creates it, and the gateway writes its admin token there.
   const data = join(dir, 'data');
@@ -166,7 +167,7 @@ export function benchGatewayEnv(
     ...process.env,
     ...store,
     TOOLGATE_DATA_DIR: data,
-    TOOLGATE_MANIFESTS_DIR: join(dir, 'manifests'),
+    TOOLGATE_MANIFESTS_DIR: manifests,
     TOOLGATE_HOST: '127.0.0.1',
     TOOLGATE_PORT: '0',
     // The upstream is on loopback; production keeps the private-network guard on.

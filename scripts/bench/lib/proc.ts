@@ -157,8 +157,13 @@ export class GatewayChild {
     env: NodeJS.ProcessEnv,
     options: { logFile: number; nodeOptions: readonly string[]; launcher?: readonly string[] },
   ): Promise<GatewayChild> {
-    const node = [process.execPath, ...options.nodeOptions, '--expose-gc', script];
-    const [command = process.execPath, ...args] = options.launcher ? [...options.launcher, ...node] : node;
+    const [command = process.execPath, ...args] = [
+      ...(options.launcher ?? []),
+      process.execPath,
+      ...options.nodeOptions,
+      '--expose-gc',
+      script,
+    ];
     const spawned = start(core, command, args, {
       env,
       stdio: ['ignore', options.logFile, 'inherit', 'ipc'],
