@@ -1,84 +1,86 @@
+import { jsonString } from '../json.js';
 import type { SqlParam, SqlRunner } from './statements.js';
-import type { AuditEntry, AuditEvent, AuditFilter, AuditOutcome, AuditRecord, AuditStore } from './types.js';
+import type { AuditEntry, AuditFilter, AuditRecord, AuditStore } from './types.js';
 
 interface AuditRow {
   id: string;
   at: string;
-  event: AuditEvent;
-  client_id: string | null;
+  context: string;
   client_name: string | null;
-  key_id: string | null;
-  org_id: string | null;
-  user_id: string | null;
-  provider: string | null;
-  tool: string | null;
-  outcome: AuditOutcome;
   latency_us: number | null;
   upstream_status: number | null;
   message: string | null;
 }
 
-const COLUMNS = [
-  'id',
-  'at',
-  'event',
-  'client_id',
-  'key_id',
-  'org_id',
-  'user_id',
-  'provider',
-  'tool',
-  'outcome',
-  'latency_us',
-  'upstream_status',
-  'message',
-] as const;
+/** Who and what of an entry: the `context` column, one JSON object. */
+type AuditContext = Pick<
+  AuditEntry,
+  'event' | 'outcome' | 'clientId' | 'keyId' | 'orgId' | 'userId' | 'provider' | 'tool'
+>;
 
-/** Most rows per INSERT: 512 rows of 13 columns stay far below either dialect's limit of bound values. */
+/**
+ * The columns an entry is written to. Who and what (event, outcome, client, key, scope, provider,
+ * tool) is one JSON text: binding a text value costs better-sqlite3 about 1.5k instructions, so
+ * eight of them were most of an entry's INSERT (31k instructions against 12k now, callgrind), the
+ * largest part of what the audit trail costs a tools/call (issue 18). Both dialects read a field
+ * of it with `->>`.
+ */
+const COLUMNS = ['id', 'at', 'context', 'latency_us', 'upstream_status', 'message'] as const;
+
+/** Most rows per INSERT: 512 rows of 6 columns stay far below either dialect's limit of bound values. */
 const ROWS_PER_INSERT = 512;
 
 const ROW_PLACEHOLDERS = `(${COLUMNS.map(() => '?').join(', ')})`;
+
+/** A context field as JSON. */
+function field(value: string | null): string {
+  return value === null ? 'null' : jsonString(value);
+}
+
+/** An entry's context column: JSON text, written field by field (JSON.stringify costs more). */
+function contextOf(entry: AuditEntry): string {
+  return (
+    `{"event":${field(entry.event)},"outcome":${field(entry.outcome)},"clientId":${field(entry.clientId)},` +
+    `"keyId":${field(entry.keyId)},"orgId":${field(entry.orgId)},"userId":${field(entry.userId)},` +
+    `"provider":${field(entry.provider)},"tool":${field(entry.tool)}}`
+  );
+}
 
 /** The entries' values in column order, row after row, in one array (no array per entry). */
 function values(entries: readonly AuditEntry[]): SqlParam[] {
   const out: SqlParam[] = [];
   for (const entry of entries) {
-    out.push(
-      entry.id,
-      entry.at,
-      entry.event,
-      entry.clientId,
-      entry.keyId,
-      entry.orgId,
-      entry.userId,
-      entry.provider,
-      entry.tool,
-      entry.outcome,
-      entry.latencyUs,
-      entry.upstreamStatus,
-      entry.message,
-    );
+    out.push(entry.id, entry.at, contextOf(entry), entry.latencyUs, entry.upstreamStatus, entry.message);
   }
   return out;
 }
 
-function record(row: AuditRow): AuditRecord {
-  return {
-    id: row.id,
-    at: row.at,
-    event: row.event,
-    clientId: row.client_id,
-    clientName: row.client_name,
-    keyId: row.key_id,
-    orgId: row.org_id,
-    userId: row.user_id,
-    provider: row.provider,
-    tool: row.tool,
-    outcome: row.outcome,
-    latencyUs: row.latency_us,
-    upstreamStatus: row.upstream_status,
-    message: row.message,
-  };
+/** Records out of rows; the rows of one read share few contexts, each parsed once. */
+function records(rows: readonly AuditRow[]): AuditRecord[] {
+  const contexts = new Map<string, AuditContext>();
+  return rows.map((row) => {
+    let context = contexts.get(row.context);
+    if (context === undefined) {
+      context = JSON.parse(row.context) as AuditContext;
+      contexts.set(row.context, context);
+    }
+    return {
+      id: row.id,
+      at: row.at,
+      event: context.event,
+      clientId: context.clientId,
+      clientName: row.client_name,
+      keyId: context.keyId,
+      orgId: context.orgId,
+      userId: context.userId,
+      provider: context.provider,
+      tool: context.tool,
+      outcome: context.outcome,
+      latencyUs: row.latency_us,
+      upstreamStatus: row.upstream_status,
+      message: row.message,
+    };
+  });
 }
 
 /** Each filter field as its condition; the client by name, through the join. */
@@ -86,11 +88,11 @@ const CONDITIONS: Record<Exclude<keyof AuditFilter, 'limit'>, string> = {
   since: 'a.at >= ?',
   until: 'a.at < ?',
   client: 'c.name = ?',
-  org: 'a.org_id = ?',
-  user: 'a.user_id = ?',
-  provider: 'a.provider = ?',
-  outcome: 'a.outcome = ?',
-  event: 'a.event = ?',
+  org: "a.context ->> 'orgId' = ?",
+  user: "a.context ->> 'userId' = ?",
+  provider: "a.context ->> 'provider' = ?",
+  outcome: "a.context ->> 'outcome' = ?",
+  event: "a.context ->> 'event' = ?",
 };
 
 /**
@@ -101,7 +103,7 @@ export class SqlAudit implements AuditStore {
   /**
    * The INSERT of n rows by n, built once. A batch is written in INSERTs of powers of two rows
    * (500 = 256 + 128 + 64 + 32 + 16 + 4), so a store prepares and keeps at most ten of them,
-   * whatever the sizes of the batches; one per size would keep up to 512 statements of up to 6,656
+   * whatever the sizes of the batches; one per size would keep up to 512 statements of up to 3,072
    * parameters each. The same text each time also spares hashing a fresh 20 KB string per batch.
    */
   private readonly inserts = new Map<number, string>();
@@ -136,15 +138,14 @@ export class SqlAudit implements AuditStore {
       params.push(value);
     }
     const rows = await this.sql.all<AuditRow>(
-      `SELECT a.id, a.at, a.event, a.client_id, c.name AS client_name, a.key_id, a.org_id, a.user_id,
-         a.provider, a.tool, a.outcome, a.latency_us, a.upstream_status, a.message
-       FROM audit_events a LEFT JOIN clients c ON c.id = a.client_id
+      `SELECT a.id, a.at, a.context, c.name AS client_name, a.latency_us, a.upstream_status, a.message
+       FROM audit_events a LEFT JOIN clients c ON c.id = a.context ->> 'clientId'
        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY a.at DESC, a.id DESC LIMIT ?`,
       ...params,
       filter.limit,
     );
-    return rows.map(record);
+    return records(rows);
   }
 
   purge(before: string): Promise<number> {

@@ -132,8 +132,7 @@ const TABLES: readonly Table[] = [
   {
     name: 'audit_events',
     key: 'id',
-    columns:
-      'id, at, event, client_id, key_id, org_id, user_id, provider, tool, outcome, latency_us, upstream_status, message',
+    columns: 'id, at, context, latency_us, upstream_status, message',
   },
 ];
 

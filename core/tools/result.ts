@@ -7,6 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CompiledTool } from '../catalog/types.js';
+import { jsonString } from '../json.js';
 import {
   OutboundBlockedError,
   type OutboundError,
@@ -237,24 +238,10 @@ function cutToBudget(value: string, budget: number): { kept: string; total: numb
 
 const INLINE_WIDTH = 80;
 
-/**
- * A string as JSON text: in quotes as it is when none of its characters is one JSON.stringify
- * escapes (`"`, `\\`, controls, surrogates), which is nearly every key and value of a provider's
- * answer. JSON.stringify is a call into the runtime per string: on a tools/call's ~300-byte answer
- * those calls were the larger part of formatting it (scripts/bench, instructions per call).
- */
-function quote(text: string): string {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
-  }
-  return `"${text}"`;
-}
-
 function scalar(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return quote(value);
+      return jsonString(value);
     case 'number':
       return Number.isFinite(value) ? String(value) : 'null';
     case 'boolean':
@@ -295,7 +282,7 @@ class JsonLayout {
       const object = value as Record<string, unknown>;
       for (const key in object) {
         if (!Object.hasOwn(object, key)) continue;
-        const entry = `${quote(key)}: ${this.format(object[key], inner)}`;
+        const entry = `${jsonString(key)}: ${this.format(object[key], inner)}`;
         multiline ||= this.multiline;
         width += entry.length + 2;
         entries.push(entry);

@@ -1,6 +1,6 @@
 /**
  * `npx tsx scripts/bench/instructions.ts [--baseline=DIR] [--transport=modern|legacy] [--calls=N]
- * [--warmup=N]`: the gateway's instructions per tools/call, counted by Valgrind's callgrind (Debian
+ * [--warmup=N] [--keep=DIR]`: the gateway's instructions per tools/call, counted by Valgrind's callgrind (Debian
  * package `valgrind`) instead of timed. On a shared machine the CPU time per call of `npm run bench`
  * spreads by ±10 % between rounds; an instruction count repeats within about 1 % once the JIT
  * compiler's and the garbage collector's shares are set apart, so a change worth 1-2 % of a call
@@ -19,9 +19,12 @@
  * ~50 times its usual wall time, so work done once per millisecond (SQLite's data_version check,
  * the audit trail's time string) is counted on nearly every call: absolute figures are above a
  * normal run's, ratios between trees are what this is for.
+ *
+ * `--keep=DIR` copies each gateway's callgrind output there (`this-tree.callgrind`,
+ * `baseline.callgrind`), for `callgrind_annotate --inclusive=yes` to show where the count goes.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildChildren, startOptions } from './lib/build.js';
@@ -37,6 +40,7 @@ const CALLS = Number(option('calls') ?? 6000);
 const WARMUP = Number(option('warmup') ?? 6000);
 const TRANSPORT = option('transport') ?? 'modern';
 const BASELINE = option('baseline');
+const KEEP = option('keep');
 const CLIENTS = 8;
 
 /** The JIT compiler's and the garbage collector's entry points, by their C++ names. */
@@ -170,6 +174,10 @@ async function main(): Promise<void> {
       }),
     );
     const counts = measured.map((m) => ({ name: m.name, ...readCount(m.out) }));
+    if (KEEP) {
+      mkdirSync(KEEP, { recursive: true });
+      for (const m of measured) copyFileSync(m.out, join(KEEP, `${m.name.replace(' ', '-')}.callgrind`));
+    }
     for (const { name, total, compile, gc } of counts) {
       const net = total - compile - gc;
       process.stdout.write(

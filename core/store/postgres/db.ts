@@ -1,4 +1,4 @@
-import { Pool, type PoolClient, type QueryResult } from 'pg';
+import { Pool, types, type PoolClient, type QueryResult } from 'pg';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
@@ -81,6 +81,13 @@ export class PgStatements {
 }
 
 /**
+ * The pool's readers of column values: pg's own, but a `json` column (the audit trail's context) is
+ * read as its text, as SQLite gives it, so the ports and `store migrate` see the same row from both.
+ */
+const textOfJson: typeof types.getTypeParser = (oid, format) =>
+  oid === types.builtins.JSON ? String : (types.getTypeParser(oid, format) as unknown);
+
+/**
  * The connection pool every port of {@link PostgresStore} shares. Statements outside
  * {@link transaction} run in autocommit on any free connection: each is atomic on its own, and the
  * ports are written so that one statement is enough wherever they can (ON CONFLICT, conditional
@@ -103,6 +110,7 @@ export class PostgresDb extends PgStatements {
       ...(max === undefined ? {} : { max }),
       // A startup parameter, so that it holds from the connection's first statement on.
       ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+      types: { getTypeParser: textOfJson },
     });
     super(pool);
     this.pool = pool;

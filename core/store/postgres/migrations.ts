@@ -247,4 +247,17 @@ ALTER TABLE oauth_apps ADD COLUMN issuer TEXT COLLATE "C" NOT NULL DEFAULT '';
 ALTER TABLE oauth_apps ADD COLUMN server TEXT COLLATE "C";
 `,
   },
+  {
+    version: 10,
+    name: 'audit trail: who and what of an entry in one JSON column',
+    // json, not jsonb: stored as written (an INSERT is the hot path; reads are the operator's).
+    sql: `
+ALTER TABLE audit_events ADD COLUMN context JSON;
+UPDATE audit_events SET context = json_build_object('event', event, 'outcome', outcome, 'clientId', client_id,
+  'keyId', key_id, 'orgId', org_id, 'userId', user_id, 'provider', provider, 'tool', tool);
+ALTER TABLE audit_events ALTER COLUMN context SET NOT NULL;
+ALTER TABLE audit_events DROP COLUMN event, DROP COLUMN client_id, DROP COLUMN key_id, DROP COLUMN org_id,
+  DROP COLUMN user_id, DROP COLUMN provider, DROP COLUMN tool, DROP COLUMN outcome;
+`,
+  },
 ];

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Scope } from '../../../core/domain.js';
 import type {
   AuditEntry,
+  AuditRecord,
   ConnectionCount,
   ConnectionEvent,
   LinkRecord,
@@ -79,6 +80,55 @@ export async function seedKey(store: Store, clientName: string): Promise<{ clien
   });
   return { clientId: client.id };
 }
+
+/**
+ * Audit entries as migration 9 stored them, one column per field (SQL both dialects run as it is),
+ * and the records they are read back as once migration 10 moved who and what into `context`.
+ */
+export const AUDIT_BEFORE_10 = {
+  sql: `
+INSERT INTO clients (id, name, created_at) VALUES ('cli_1', 'acme', '2026-11-22T10:00:00.000Z');
+INSERT INTO audit_events (id, at, event, client_id, key_id, org_id, user_id, provider, tool, outcome,
+  latency_us, upstream_status, message) VALUES
+('aud_1', '2026-11-22T10:00:01.000Z', 'tool_call', 'cli_1', 'key_1', 'o1', 'u "1" \\ é', 'github',
+  'github_get_user', 'error', 1234, 404, 'GitHub returned HTTP 404 Not Found.'),
+('aud_2', '2026-11-22T10:00:02.000Z', 'key_revoked', 'cli_1', 'key_1', NULL, NULL, NULL, NULL, 'ok',
+  NULL, NULL, NULL);`,
+  records: [
+    {
+      id: 'aud_2',
+      at: '2026-11-22T10:00:02.000Z',
+      event: 'key_revoked',
+      clientId: 'cli_1',
+      clientName: 'acme',
+      keyId: 'key_1',
+      orgId: null,
+      userId: null,
+      provider: null,
+      tool: null,
+      outcome: 'ok',
+      latencyUs: null,
+      upstreamStatus: null,
+      message: null,
+    },
+    {
+      id: 'aud_1',
+      at: '2026-11-22T10:00:01.000Z',
+      event: 'tool_call',
+      clientId: 'cli_1',
+      clientName: 'acme',
+      keyId: 'key_1',
+      orgId: 'o1',
+      userId: 'u "1" \\ é',
+      provider: 'github',
+      tool: 'github_get_user',
+      outcome: 'error',
+      latencyUs: 1234,
+      upstreamStatus: 404,
+      message: 'GitHub returned HTTP 404 Not Found.',
+    },
+  ] satisfies AuditRecord[],
+};
 
 type NewOAuthApp = Omit<OAuthAppRecord, 'createdAt' | 'supersededAt'>;
 
@@ -1167,6 +1217,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           entry('aud_2', 2, {
             clientId,
             orgId: 'o1',
+            // Quoted, escaped and non-ASCII characters: the entry's context is JSON text.
+            userId: 'u "2" \\ \n é 😀 \u2028',
             outcome: 'error',
             upstreamStatus: 404,
             message: 'GitHub returned HTTP 404 Not Found.',

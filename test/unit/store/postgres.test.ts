@@ -7,7 +7,7 @@ import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../../core/store/migrations.
 import { PostgresStore } from '../../../core/store/postgres/index.js';
 import { MIGRATIONS } from '../../../core/store/postgres/migrations.js';
 import { createDatabase, randomName, requirePostgres, type TestDatabase } from '../../helpers/postgres.js';
-import { describeStoreContract, type StoreFixture } from './contract.js';
+import { AUDIT_BEFORE_10, describeStoreContract, type StoreFixture } from './contract.js';
 
 /**
  * What the SQLite migrations create: each column as `table.column`, with `!` when it is NOT NULL
@@ -130,6 +130,31 @@ describe('on PostgreSQL', () => {
       } finally {
         await Promise.all([a.close(), b.close()]);
         await fresh.drop();
+      }
+    });
+
+    it('keeps the audit entries of a database at version 9 through migration 10', async () => {
+      const db = database!;
+      const schema = randomName('t');
+      await db.query(`CREATE SCHEMA ${schema}`);
+      const store = new PostgresStore(db.url, { schema });
+      try {
+        const older = MIGRATIONS.filter((m) => m.version <= 9);
+        await db.query(
+          `SET search_path TO ${schema};
+           CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
+           ${older.map((m) => `${m.sql};\nINSERT INTO schema_migrations VALUES (${m.version}, 'v${m.version}', 'then');`).join('\n')}
+           ${AUDIT_BEFORE_10.sql}`,
+        );
+        expect(await store.migrate()).toEqual([10]);
+        expect(await store.audit.list({ limit: 10 })).toEqual(AUDIT_BEFORE_10.records);
+        const user = AUDIT_BEFORE_10.records[1]!.userId!;
+        expect((await store.audit.list({ limit: 10, user, client: 'acme' })).map((r) => r.id)).toEqual([
+          'aud_1',
+        ]);
+      } finally {
+        await store.close();
+        await db.query(`DROP SCHEMA ${schema} CASCADE`);
       }
     });
 

@@ -7,7 +7,7 @@ import { MIGRATIONS } from '../../../core/store/migrations.js';
 import { SqliteDb } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import type { AuditEntry } from '../../../core/store/types.js';
-import { describeStoreContract, seedKey } from './contract.js';
+import { AUDIT_BEFORE_10, describeStoreContract, seedKey } from './contract.js';
 
 function auditEntry(id: string): AuditEntry {
   return {
@@ -64,6 +64,31 @@ describe('SqliteStore (SQLite only)', () => {
     try {
       expect(await store.migrate()).toEqual(MIGRATIONS.map((m) => m.version));
       expect(await store.migrate()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the audit entries of a database at version 9 through migration 10', async () => {
+    const file = join(dir, 'v9.db');
+    const old = new SqliteDb(file);
+    old.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    for (const migration of MIGRATIONS.filter((m) => m.version <= 9)) {
+      old.exec(migration.sql);
+      old.run('INSERT INTO schema_migrations VALUES (?, ?, ?)', migration.version, migration.name, 'then');
+    }
+    old.exec(AUDIT_BEFORE_10.sql);
+    old.close();
+    const store = new SqliteStore(file);
+    try {
+      expect(await store.migrate()).toEqual([10]);
+      expect(await store.audit.list({ limit: 10 })).toEqual(AUDIT_BEFORE_10.records);
+      const user = AUDIT_BEFORE_10.records[1]!.userId!;
+      expect((await store.audit.list({ limit: 10, user, client: 'acme' })).map((r) => r.id)).toEqual([
+        'aud_1',
+      ]);
     } finally {
       await store.close();
     }
