@@ -172,6 +172,26 @@ describe('HTTP edges of /mcp/', () => {
     expect(notRpc.status).toBe(400);
   });
 
+  it('refuses a body whose keys would reach an object prototype, spelled plainly or escaped', async () => {
+    const list = JSON.stringify(LIST).slice(0, -1);
+    for (const extra of [
+      '"__proto__":{"polluted":true}',
+      '"\\u005f_proto__":{"polluted":true}',
+      '"constructor":{"prototype":{"polluted":true}}',
+      '"\\u0063onstructor":{"prototype":{"polluted":true}}',
+    ]) {
+      const poisoned = await post('', { 'x-api-key': keys.client }, `${list},${extra}}`);
+      expect([extra, poisoned.status, poisoned.json.error.code]).toEqual([extra, 400, 'TG_ERR_BAD_REQUEST']);
+    }
+    // An escape elsewhere is an ordinary body.
+    const escaped = await post(
+      '',
+      { 'x-api-key': keys.client },
+      '{"jsonrpc":"2.0","id":"caf\\u00e9","method":"tools/list"}',
+    );
+    expect([escaped.status, escaped.text]).toEqual([200, expect.stringContaining('"id":"café"')]);
+  });
+
   it('refuses a Host or Origin it does not serve (DNS rebinding)', async () => {
     const viaHost = await rawPost({ host: 'attacker.example', 'x-api-key': keys.client });
     expect([viaHost.status, (JSON.parse(viaHost.body) as Body).error.code]).toEqual([
