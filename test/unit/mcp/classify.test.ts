@@ -155,6 +155,34 @@ describe('the remembered 2026-07-28 route', () => {
     // Another envelope (a trace context) is the SDK's to check first.
     expect(verdicts.route(bodies[10], '2026-07-28', 'tools/call')).toBeUndefined();
   });
+
+  it('answers an envelope equal in value to one it answered, whatever the order of its members', () => {
+    const verdicts = new EnvelopeVerdicts();
+    const call = (meta: unknown) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'x', _meta: meta as Record<string, unknown> },
+    });
+    const known = call(MODERN_META);
+    // The first request answered from memory: its object may change later (the handlers have it).
+    const first = call(structuredClone(MODERN_META));
+    verdicts.remember(sdk(known, '2026-07-28', 'tools/call'));
+    expect(verdicts.route(first, '2026-07-28', 'tools/call')?.kind).toBe('modern');
+    const reordered = Object.fromEntries(Object.entries(MODERN_META).reverse());
+    expect(verdicts.route(call(reordered), '2026-07-28', 'tools/call')).toEqual(
+      sdk(known, '2026-07-28', 'tools/call'),
+    );
+    // Right after those answers, an envelope that differs in one nested value or one member is not.
+    const info = 'io.modelcontextprotocol/clientInfo';
+    const renamed = { ...MODERN_META, [info]: { ...MODERN_META[info], name: 'other' } };
+    expect(verdicts.route(call(renamed), '2026-07-28', 'tools/call')).toBeUndefined();
+    expect(verdicts.route(call({ ...MODERN_META, extra: [] }), '2026-07-28', 'tools/call')).toBeUndefined();
+    // What was answered is kept as a copy: the first request's object, changed, is not valid.
+    first.params._meta[info] = 'changed';
+    expect(verdicts.route(first, '2026-07-28', 'tools/call')).toBeUndefined();
+    expect(verdicts.route(known, '2026-07-28', 'tools/call')?.kind).toBe('modern');
+  });
 });
 
 describe('standardHeadersAgree', () => {
