@@ -46,11 +46,32 @@ function contextOf(entry: AuditEntry): string {
   );
 }
 
-/** The entries' values in column order, row after row, in one array (no array per entry). */
+/** Whether two entries have the same context. */
+function sameContext(a: AuditEntry, b: AuditEntry): boolean {
+  return (
+    a.event === b.event &&
+    a.outcome === b.outcome &&
+    a.clientId === b.clientId &&
+    a.keyId === b.keyId &&
+    a.orgId === b.orgId &&
+    a.userId === b.userId &&
+    a.provider === b.provider &&
+    a.tool === b.tool
+  );
+}
+
+/**
+ * The entries' values in column order, row after row, in one array (no array per entry). An entry
+ * with the context of the one before it (a client's calls of one tool) reuses its text.
+ */
 function values(entries: readonly AuditEntry[]): SqlParam[] {
   const out: SqlParam[] = [];
+  let previous: AuditEntry | undefined;
+  let context = '';
   for (const entry of entries) {
-    out.push(entry.id, entry.at, contextOf(entry), entry.latencyUs, entry.upstreamStatus, entry.message);
+    if (previous === undefined || !sameContext(entry, previous)) context = contextOf(entry);
+    previous = entry;
+    out.push(entry.id, entry.at, context, entry.latencyUs, entry.upstreamStatus, entry.message);
   }
   return out;
 }

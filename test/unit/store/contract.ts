@@ -1235,6 +1235,27 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         ]);
       });
 
+      it('keeps the fields of entries that follow one another and differ in one field only', async () => {
+        const changes: Partial<AuditEntry>[] = [
+          {},
+          { event: 'connected' },
+          { outcome: 'refused' },
+          { clientId: 'cli_other' },
+          { keyId: 'key_2' },
+          { orgId: 'o9' },
+          { userId: 'u9' },
+          { provider: 'slack' },
+          { tool: 'github_list_repos' },
+          {},
+        ];
+        // Each entry is the one before it with one more field changed.
+        let fields: Partial<AuditEntry> = {};
+        const entries = changes.map((change, i) => entry(`aud_${i}`, i, (fields = { ...fields, ...change })));
+        await store.audit.append(entries);
+        const read = await store.audit.list({ limit: 20 });
+        expect(read.map(({ clientName: _, ...fields }) => fields).reverse()).toEqual(entries);
+      });
+
       it('writes a batch larger than one INSERT holds', async () => {
         const many = Array.from({ length: 1_201 }, (_, i) => entry(`aud_${String(i).padStart(5, '0')}`, i));
         await store.audit.append(many);
