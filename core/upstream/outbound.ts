@@ -170,7 +170,7 @@ export class OutboundClient {
     const deadline = performance.now() + timeoutMs;
     try {
       let { method, body } = request;
-      let headers = lowerCaseNames(request.headers, { 'user-agent': USER_AGENT });
+      let headers = headerList(request.headers);
       for (let hop = 0; ; hop++) {
         // The first hop's is the setting itself: undici re-arms a connection's timer when it changes.
         const left = hop === 0 ? timeoutMs : Math.max(1, Math.ceil(deadline - performance.now()));
@@ -262,7 +262,7 @@ export class OutboundClient {
   async #dispatch(
     url: URL,
     method: Dispatcher.HttpMethod,
-    headers: Record<string, string>,
+    headers: HeaderList,
     body: string | Buffer | undefined,
     timeoutMs: number,
     signal: AbortSignal | undefined,
@@ -456,20 +456,34 @@ function parseRedirect(location: string, from: URL): URL {
 
 // The defaults first and later names win, so a caller's `User-Agent` replaces the default
 // `user-agent`. (A key loop, not Object.entries: this runs on every provider call.)
-function lowerCaseNames(
-  headers: Readonly<Record<string, string>>,
-  defaults: Readonly<Record<string, string>> = {},
-): Record<string, string> {
-  const result: Record<string, string> = { ...defaults };
-  for (const name of Object.keys(headers)) result[name.toLowerCase()] = headers[name]!;
-  return result;
+/**
+ * Request headers as undici takes them: a flat list, name (lower case) then value. An object built
+ * name by name cost a provider call about 8k instructions of keyed stores, one shape change each
+ * (scripts/bench/instructions.ts); the list costs a push per header.
+ */
+type HeaderList = string[];
+
+/**
+ * A request's headers, names in lower case, our User-Agent first unless the request sets its own;
+ * names that differ only in case are one header, the last value at the first's place.
+ */
+function headerList(headers: Readonly<Record<string, string>>): HeaderList {
+  const list: HeaderList = ['user-agent', USER_AGENT];
+  for (const name of Object.keys(headers)) {
+    const lower = name.toLowerCase();
+    let at = 0;
+    while (at < list.length && list[at] !== lower) at += 2;
+    if (at < list.length) list[at + 1] = headers[name]!;
+    else list.push(lower, headers[name]!);
+  }
+  return list;
 }
 
-function pickHeaders(
-  headers: Record<string, string>,
-  keep: (name: string) => boolean,
-): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => keep(name)));
+function pickHeaders(headers: HeaderList, keep: (name: string) => boolean): HeaderList {
+  const kept: HeaderList = [];
+  for (let at = 0; at < headers.length; at += 2)
+    if (keep(headers[at]!)) kept.push(headers[at]!, headers[at + 1]!);
+  return kept;
 }
 
 function firstValue(value: string | string[] | undefined): string | undefined {

@@ -121,6 +121,17 @@ describe('with private networks allowed (TOOLGATE_ALLOW_PRIVATE_NETWORK=1)', () 
     });
   });
 
+  it("sends the request's own User-Agent instead of ours, and a header named twice in two cases once", async () => {
+    const target = await serve((_req, res) => res.end('ok'));
+    await client().send({
+      method: 'GET',
+      url: `${target.origin}/`,
+      headers: { 'User-Agent': 'their-agent/2', 'X-Key': 'first', 'x-key': 'second' },
+    });
+    // Node keeps the first of two User-Agents, and joins two X-Keys with a comma.
+    expect(target.received[0]?.headers).toMatchObject({ 'user-agent': 'their-agent/2', 'x-key': 'second' });
+  });
+
   it('keeps the connection alive between calls', async () => {
     const target = await serve((_req, res) => res.end('ok'));
     const c = client();
