@@ -20,11 +20,15 @@
  * the audit trail's time string) is counted on nearly every call: absolute figures are above a
  * normal run's, ratios between trees are what this is for.
  *
- * `--keep=DIR` copies each gateway's callgrind output there (`this-tree.callgrind`,
- * `baseline.callgrind`), for `callgrind_annotate --inclusive=yes` to show where the count goes.
+ * `--keep=DIR` writes each gateway's callgrind output there (`this-tree.callgrind`,
+ * `baseline.callgrind`), its JavaScript functions named: the gateways run with V8's
+ * `--perf-basic-prof`, and each address callgrind names a function by is looked up in the map of
+ * code V8 wrote (`JS:*name url:line:column`, `*` optimized, `^` baseline). Then
+ * `callgrind_annotate FILE` lists functions by their own count, `--inclusive=yes --tree=caller`
+ * who calls what (the builtins a JIT function jumps through blur its inclusive count).
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildChildren, startOptions } from './lib/build.js';
@@ -107,7 +111,7 @@ async function startGateway(
   const { env } = benchGatewayEnv(dir, upstreamUrl);
   const gateway = await GatewayChild.start(SERVER_CORE, script, env, {
     logFile: openSync('/dev/null', 'w'),
-    nodeOptions: ['--predictable', ...startOptions(repo)],
+    nodeOptions: ['--predictable', ...(KEEP ? ['--perf-basic-prof'] : []), ...startOptions(repo)],
     launcher: ['valgrind', '-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`],
   });
   const key = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
@@ -134,6 +138,42 @@ async function calls(target: Target, count: number): Promise<void> {
       while (left-- > 0) await call();
     }),
   );
+}
+
+/** A callgrind function name that is only an address: code without a symbol (V8's). */
+const ADDRESS_NAME = /^(c?fn=\(\d+\)) 0x([0-9a-f]+)$/;
+
+/**
+ * The callgrind output with each function named by an address given V8's name for the code there,
+ * from a `--perf-basic-prof` map (`start size name` a line, hexadecimal). Callgrind names a
+ * function once, at its first mention; the later ones use its number.
+ */
+function nameJitFunctions(callgrind: string, perfMap: string): string {
+  const code = perfMap
+    .split('\n')
+    .map((line) => /^([0-9a-f]+) ([0-9a-f]+) (.+)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ start: parseInt(m[1]!, 16), end: parseInt(m[1]!, 16) + parseInt(m[2]!, 16), name: m[3]! }))
+    .sort((a, b) => a.start - b.start);
+  const nameAt = (address: number): string | undefined => {
+    let low = 0;
+    let high = code.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (code[middle]!.start <= address) low = middle + 1;
+      else high = middle - 1;
+    }
+    const found = code[high];
+    return found && address < found.end ? found.name : undefined;
+  };
+  return callgrind
+    .split('\n')
+    .map((line) => {
+      const m = ADDRESS_NAME.exec(line);
+      const name = m && nameAt(parseInt(m[2]!, 16));
+      return name ? `${m[1]} ${name.replace(/\s+/g, '_')}` : line;
+    })
+    .join('\n');
 }
 
 function instrumentation(gateway: GatewayChild, state: 'on' | 'off'): void {
@@ -176,7 +216,12 @@ async function main(): Promise<void> {
     const counts = measured.map((m) => ({ name: m.name, ...readCount(m.out) }));
     if (KEEP) {
       mkdirSync(KEEP, { recursive: true });
-      for (const m of measured) copyFileSync(m.out, join(KEEP, `${m.name.replace(' ', '-')}.callgrind`));
+      for (const m of measured) {
+        const map = `/tmp/perf-${m.gateway.pid}.map`;
+        const named = nameJitFunctions(readFileSync(m.out, 'utf8'), readFileSync(map, 'utf8'));
+        writeFileSync(join(KEEP, `${m.name.replace(' ', '-')}.callgrind`), named);
+        rmSync(map);
+      }
     }
     for (const { name, total, compile, gc } of counts) {
       const net = total - compile - gc;
