@@ -4,9 +4,9 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { destination, type DestinationStream } from 'pino';
+import { destination, symbols, type DestinationStream } from 'pino';
 import { GatewayError, isOutage } from '../errors.js';
-import { serializers } from './log.js';
+import { accessLine, serializers } from './log.js';
 
 /** Largest request body read (bytes); MCP messages are small, tool arguments rarely more than KBs. */
 export const BODY_LIMIT = 4 * 1024 * 1024;
@@ -18,6 +18,13 @@ const FASTIFY_CODES: Record<string, GatewayError['code']> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'TG_ERR_BAD_REQUEST',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'TG_ERR_BAD_REQUEST',
 };
+
+/** What the access line needs of a pino logger beyond Fastify's type: its bindings and its stream. */
+interface PinoInternals {
+  isLevelEnabled(level: string): boolean;
+  [symbols.chindingsSym]: string;
+  [symbols.streamSym]: DestinationStream;
+}
 
 /**
  * One access line per request, when it completes (with the request, the status and the time),
@@ -36,7 +43,11 @@ class AccessLog extends LogController {
       super.requestCompleted(error, request, reply);
       return;
     }
-    reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    const log = reply.log as unknown as PinoInternals;
+    if (!log.isLevelEnabled('info')) return;
+    log[symbols.streamSym].write(
+      accessLine(log[symbols.chindingsSym], request, reply.statusCode, reply.elapsedTime),
+    );
   }
 }
 

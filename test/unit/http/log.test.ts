@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import type { FastifyRequest } from 'fastify';
+import { pino, symbols } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../../core/http/app.js';
-import { redactUrl } from '../../../core/http/log.js';
+import { accessLine, redactUrl, serializers } from '../../../core/http/log.js';
 
 describe('redactUrl', () => {
   it('keeps allowlisted query values and redacts every other one', () => {
@@ -39,5 +41,35 @@ describe('access log', () => {
     expect(typeof lines[0]!.responseTime).toBe('number');
     expect(lines[1]).toMatchObject({ req: { url: '/missing' }, res: { statusCode: 404 } });
     expect(JSON.stringify(lines)).not.toContain('sentinel-token');
+  });
+});
+
+describe('accessLine', () => {
+  it("writes pino's own line for the request, byte for byte", () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.UTC(2026, 10, 28, 1, 2, 3, 456) });
+    try {
+      const lines: string[] = [];
+      const root = pino({ level: 'info', serializers }, { write: (line: string) => void lines.push(line) });
+      const log = root.child({ reqId: 'req-7' });
+      const bindings = (log as unknown as Record<symbol, string>)[symbols.chindingsSym]!;
+      const requests = [
+        { method: 'POST', url: '/mcp/?user_id=u%221&org_id=%C3%A9&api_key=k', ip: '127.0.0.1' },
+        { method: 'GET', url: '/a"b\\c/\u2028\ud800?x', ip: '::1' },
+        { method: 'DELETE', url: '/connect/token', ip: undefined },
+      ];
+      for (const [i, request] of requests.entries()) {
+        for (const [status, time] of [
+          [200, 1.2345],
+          [404, 0],
+          [500, Number.NaN],
+        ] as const) {
+          const fake = request as unknown as FastifyRequest;
+          log.info({ req: fake, res: { statusCode: status }, responseTime: time }, 'request completed');
+          expect(accessLine(bindings, fake, status, time), `request ${i}, ${status}`).toBe(lines.pop());
+        }
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
