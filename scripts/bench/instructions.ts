@@ -111,7 +111,12 @@ async function startGateway(
   const { env } = benchGatewayEnv(dir, upstreamUrl);
   const gateway = await GatewayChild.start(SERVER_CORE, script, env, {
     logFile: openSync('/dev/null', 'w'),
-    nodeOptions: ['--predictable', ...(KEEP ? ['--perf-basic-prof'] : []), ...startOptions(repo)],
+    nodeOptions: [
+      '--predictable',
+      // The code map; V8 then also writes a log of its own, kept out of the repository.
+      ...(KEEP ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`] : []),
+      ...startOptions(repo),
+    ],
     launcher: ['valgrind', '-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`],
   });
   const key = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
