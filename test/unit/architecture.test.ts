@@ -22,7 +22,14 @@ const LAYERS: readonly Room[] = [
     name: 'base',
     rank: 0,
     matches: (f) =>
-      ['core/domain.ts', 'core/errors.ts', 'core/config.ts', 'core/keyring.ts', 'core/lru.ts'].includes(f),
+      [
+        'core/domain.ts',
+        'core/errors.ts',
+        'core/config.ts',
+        'core/keyring.ts',
+        'core/lru.ts',
+        'core/json.ts',
+      ].includes(f),
   },
   // Metrics and traces: observed from every layer above, importing none of them.
   { name: 'telemetry', rank: 0.5, matches: under('core/telemetry/') },
