@@ -13,6 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
+import { lowerHeaderName } from './template.js';
 
 export interface OutboundOptions {
   /** Skip the private-network guard (`TOOLGATE_ALLOW_PRIVATE_NETWORK=1`; tests and trusted networks). */
@@ -470,7 +471,7 @@ type HeaderList = string[];
 function headerList(headers: Readonly<Record<string, string>>): HeaderList {
   const list: HeaderList = ['user-agent', USER_AGENT];
   for (const name of Object.keys(headers)) {
-    const lower = name.toLowerCase();
+    const lower = lowerHeaderName(name);
     let at = 0;
     while (at < list.length && list[at] !== lower) at += 2;
     if (at < list.length) list[at + 1] = headers[name]!;

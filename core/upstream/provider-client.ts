@@ -12,6 +12,7 @@ import type {
 import type { Telemetry } from '../telemetry/index.js';
 import type { OutboundClient, OutboundResponse } from './outbound.js';
 import { rawRequest, type ProviderRequest, type UpstreamRequest } from './request.js';
+import { lowerHeaderName, Template } from './template.js';
 
 /** What a call may use of a connection: its secrets and its non-secret fields. */
 export interface ProviderAccess {
@@ -214,19 +215,16 @@ export class ProviderClient {
   ): UpstreamRequest {
     const headers = { ...request.headers };
     for (const [name, value] of Object.entries(provider.spec.api?.headers ?? {}))
-      headers[name.toLowerCase()] = value;
+      headers[lowerHeaderName(name)] = value;
     let url = request.url;
-    const fill = (template: string): string =>
-      template.replace(
-        TEMPLATE,
-        (_match, name: string) => access.credentials[name] ?? access.fields[name] ?? '',
-      );
+    const value = (name: string): string => access.credentials[name] ?? access.fields[name] ?? '';
+    const fill = (template: string): string => Template.of(template, TEMPLATE).fill(value);
     const auth = provider.spec.auth;
     if (auth.kind === 'oauth2') {
       headers.authorization = `Bearer ${access.credentials.access_token ?? ''}`;
     } else if (auth.kind === 'api_key') {
       for (const rule of auth.inject) {
-        if (rule.in === 'header') headers[rule.name.toLowerCase()] = fill(rule.format);
+        if (rule.in === 'header') headers[lowerHeaderName(rule.name)] = fill(rule.format);
         else if (rule.in === 'bearer') headers.authorization = `Bearer ${fill(rule.format)}`;
         else if (rule.in === 'basic') {
           headers.authorization = `Basic ${Buffer.from(`${fill(rule.username)}:${fill(rule.password ?? '')}`).toString('base64')}`;
