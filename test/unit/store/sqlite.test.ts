@@ -7,7 +7,7 @@ import { MIGRATIONS } from '../../../core/store/migrations.js';
 import { SqliteDb } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import type { AuditEntry } from '../../../core/store/types.js';
-import { AUDIT_BEFORE_10, describeStoreContract, seedKey } from './contract.js';
+import { AUDIT_BEFORE_10, describeStoreContract, expectAuditBefore10Kept, seedKey } from './contract.js';
 
 function auditEntry(id: string): AuditEntry {
   return {
@@ -83,12 +83,7 @@ describe('SqliteStore (SQLite only)', () => {
     old.close();
     const store = new SqliteStore(file);
     try {
-      expect(await store.migrate()).toEqual([10]);
-      expect(await store.audit.list({ limit: 10 })).toEqual(AUDIT_BEFORE_10.records);
-      const user = AUDIT_BEFORE_10.records[1]!.userId!;
-      expect((await store.audit.list({ limit: 10, user, client: 'acme' })).map((r) => r.id)).toEqual([
-        'aud_1',
-      ]);
+      await expectAuditBefore10Kept(store);
     } finally {
       await store.close();
     }
