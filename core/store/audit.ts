@@ -32,9 +32,21 @@ const ROWS_PER_INSERT = 512;
 
 const ROW_PLACEHOLDERS = `(${COLUMNS.map(() => '?').join(', ')})`;
 
+/** NUL, and a surrogate without its other half. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * A text as both stores can keep and read it: NUL and lone surrogates become U+FFFD. PostgreSQL's
+ * text refuses NUL (the whole batch would fail), and its `->>` refuses the `\u0000` and lone
+ * surrogate escapes JSON would carry them as; a caller can put either in a tool name it sends.
+ */
+function storable(value: string): string {
+  return value.replace(UNSTORABLE, '\ufffd');
+}
+
 /** A context field as JSON. */
 function field(value: string | null): string {
-  return value === null ? 'null' : jsonString(value);
+  return value === null ? 'null' : jsonString(storable(value));
 }
 
 /** An entry's context column: JSON text, written field by field (JSON.stringify costs more). */
@@ -71,7 +83,8 @@ function values(entries: readonly AuditEntry[]): SqlParam[] {
   for (const entry of entries) {
     if (previous === undefined || !sameContext(entry, previous)) context = contextOf(entry);
     previous = entry;
-    out.push(entry.id, entry.at, context, entry.latencyUs, entry.upstreamStatus, entry.message);
+    const message = entry.message === null ? null : storable(entry.message);
+    out.push(entry.id, entry.at, context, entry.latencyUs, entry.upstreamStatus, message);
   }
   return out;
 }

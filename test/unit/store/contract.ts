@@ -1267,6 +1267,27 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(read.map(({ clientName: _, ...fields }) => fields).reverse()).toEqual(entries);
       });
 
+      it('keeps NUL and lone surrogates out of what it stores, where a caller can put them', async () => {
+        const odd = 'a\u0000b\ud800c\udc00d😀';
+        await store.audit.append([
+          entry('aud_odd', 1, {
+            tool: odd,
+            userId: odd,
+            outcome: 'refused',
+            message: `Unknown tool: ${odd}`,
+          }),
+        ]);
+        const [read] = await store.audit.list({
+          limit: 5,
+          provider: 'github',
+          user: 'a\ufffdb\ufffdc\ufffdd😀',
+        });
+        expect(read).toMatchObject({
+          tool: 'a\ufffdb\ufffdc\ufffdd😀',
+          message: 'Unknown tool: a\ufffdb\ufffdc\ufffdd😀',
+        });
+      });
+
       it('writes a batch larger than one INSERT holds', async () => {
         const many = Array.from({ length: 1_201 }, (_, i) => entry(`aud_${String(i).padStart(5, '0')}`, i));
         await store.audit.append(many);
