@@ -171,8 +171,6 @@ class LatencyHistogram {
   }
 }
 
-type Observe = { observe: (value: number) => void };
-
 /** One series of a {@link DeferredCounter}: what it counted since the last scrape. */
 class CounterSeries {
   pending = 0;
@@ -223,7 +221,7 @@ class DeferredCounter {
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Children<Children<Children<CounterSeries, number>>>;
-  private readonly toolCalls: Children<Children<Children<Observe>>>;
+  private readonly toolCalls: Children<Children<Children<HistogramSeries>>>;
   private readonly upstream: Children<Children<CounterSeries, number | 'error'>>;
   private readonly refreshes: Children<Children<CounterSeries>>;
 

@@ -455,8 +455,6 @@ function parseRedirect(location: string, from: URL): URL {
   return parseTarget(resolved);
 }
 
-// The defaults first and later names win, so a caller's `User-Agent` replaces the default
-// `user-agent`. (A key loop, not Object.entries: this runs on every provider call.)
 /**
  * Request headers as undici takes them: a flat list, name (lower case) then value. An object built
  * name by name cost a provider call about 8k instructions of keyed stores, one shape change each

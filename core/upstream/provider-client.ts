@@ -172,8 +172,8 @@ export class ProviderClient {
         );
       return url.replace(/\/+$/, '');
     }
-    return spec
-      .replace(TEMPLATE, (_match, name: string) => {
+    return Template.of(spec, TEMPLATE)
+      .fill((name) => {
         const value = access.fields[name];
         if (value === undefined || !DNS_LABEL.test(value)) {
           throw new ProviderSetupError(
