@@ -56,6 +56,11 @@ export interface Config {
   audit: boolean;
   /** Audit entries older than this many days are deleted by the housekeeping job. */
   auditDays: number;
+  /**
+   * Longest an audit entry waits in memory before it is written (TOOLGATE_AUDIT_FLUSH_MS): what a
+   * process killed outright may lose.
+   */
+  auditFlushMs: number;
   /** Limits of each manifest's build in a catalog build worker (core/catalog/build-pool.ts). */
   catalogBuild: CatalogBuildLimits;
   /**
@@ -178,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort,
     audit: flag(env, 'TOOLGATE_AUDIT', true),
     auditDays: integer(env, 'TOOLGATE_AUDIT_DAYS', 30, 1, 3_650),
+    auditFlushMs: integer(env, 'TOOLGATE_AUDIT_FLUSH_MS', 1_000, 100, 60_000),
     catalogBuild: {
       timeoutMs: integer(
         env,

@@ -64,7 +64,11 @@ export async function openCore(
   const store = config.databaseUrl.startsWith('sqlite:')
     ? database
     : new CachedStore(database, coordination.bus);
-  const audit = new AuditLog(store.audit, { enabled: config.audit, onError: onAuditError });
+  const audit = new AuditLog(store.audit, {
+    enabled: config.audit,
+    flushMs: config.auditFlushMs,
+    onError: onAuditError,
+  });
   const close = async (): Promise<void> => {
     await audit.close();
     await coordination.close();

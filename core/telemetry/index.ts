@@ -77,14 +77,17 @@ export class ToolCallTelemetry {
     return this.context ? context.with(this.context, run) : run();
   }
 
-  /** The call ended: its latency observed, its span closed with the outcome. */
-  completed(outcome: ToolOutcome): void {
-    this.metrics.toolCall(this.provider, this.tool, outcome, (performance.now() - this.started) / 1_000);
-    if (!this.span) return;
-    this.span.setAttribute('toolgate.tool.outcome', outcome);
-    if (outcome === 'internal_error' || outcome === 'upstream_error')
-      this.span.setStatus({ code: SpanStatusCode.ERROR });
-    this.span.end();
+  /** The call ended: its latency observed (and returned, in seconds), its span closed with the outcome. */
+  completed(outcome: ToolOutcome): number {
+    const seconds = (performance.now() - this.started) / 1_000;
+    this.metrics.toolCall(this.provider, this.tool, outcome, seconds);
+    if (this.span) {
+      this.span.setAttribute('toolgate.tool.outcome', outcome);
+      if (outcome === 'internal_error' || outcome === 'upstream_error')
+        this.span.setStatus({ code: SpanStatusCode.ERROR });
+      this.span.end();
+    }
+    return seconds;
   }
 }
 

@@ -1,6 +1,6 @@
 import { isInputRequiredResult, type CallToolResult } from '@modelcontextprotocol/server';
 import type { Caller } from '../domain.js';
-import { auditScope, auditTime, type AuditLog } from '../store/audit-log.js';
+import { auditTime, type AuditLog } from '../store/audit-log.js';
 import type { AuditOutcome } from '../store/types.js';
 import { ToolCallError, type ToolResult } from './types.js';
 
@@ -26,7 +26,6 @@ function failureText(result: CallToolResult): string | null {
 export class AuditedCall {
   readonly observed: CallObservation = {};
   private readonly at = auditTime();
-  private readonly started = performance.now();
 
   constructor(
     private readonly audit: AuditLog,
@@ -35,8 +34,11 @@ export class AuditedCall {
     private readonly provider: string | null,
   ) {}
 
-  /** Records how the call ended: its result, or what it threw (a protocol refusal or a fault). */
-  end(ending: { result: ToolResult } | { error: unknown }): void {
+  /**
+   * Records how the call ended: its result, or what it threw (a protocol refusal or a fault), and
+   * how long it took (as its telemetry timed it).
+   */
+  end(ending: { result: ToolResult } | { error: unknown }, seconds: number): void {
     let outcome: AuditOutcome = 'ok';
     let message: string | null = null;
     if ('result' in ending) {
@@ -52,16 +54,21 @@ export class AuditedCall {
       outcome = 'failed';
       message = 'The gateway failed to run the call (its log says why, as TG_ERR_INTERNAL).';
     }
-    this.audit.record({
-      event: 'tool_call',
+    const { scope } = this.caller;
+    // Every field given: the entry is kept as it is, not copied with defaults (AuditLog.add).
+    this.audit.add({
+      id: this.audit.nextId(),
       at: this.at,
-      ...auditScope(this.caller.scope),
+      event: 'tool_call',
+      clientId: scope.clientId,
       keyId: this.caller.keyId,
+      orgId: scope.orgId,
+      userId: scope.userId,
       provider: this.provider,
       // A name as the caller sent it (an unknown tool's may be anything): no longer than a tool's can be.
       tool: this.tool.slice(0, TOOL_NAME_MAX),
       outcome,
-      latencyUs: Math.round((performance.now() - this.started) * 1_000),
+      latencyUs: Math.round(seconds * 1_000_000),
       upstreamStatus: this.observed.upstreamStatus ?? null,
       message,
     });

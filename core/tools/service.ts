@@ -211,19 +211,22 @@ export class ToolService {
     );
     // call_tool's own audit entry would repeat the one of the tool it calls (recorded by this method too).
     const audited =
-      name === CALL_TOOL ? undefined : new AuditedCall(this.deps.audit, caller, name, tool?.provider ?? null);
+      name === CALL_TOOL || !this.deps.audit.enabled
+        ? undefined
+        : new AuditedCall(this.deps.audit, caller, name, tool?.provider ?? null);
     try {
       const result = await telemetry.within(() =>
         system
           ? system.handler(this.check(name, system.inputSchema, args), { ...context, caller })
           : this.runProviderTool(caller, name, catalog, tool, args, context, audited?.observed ?? {}),
       );
-      telemetry.completed(outcomeOf(result));
-      audited?.end({ result });
+      audited?.end({ result }, telemetry.completed(outcomeOf(result)));
       return result;
     } catch (error) {
-      telemetry.completed(error instanceof ToolCallError ? 'refused' : 'internal_error');
-      audited?.end({ error });
+      audited?.end(
+        { error },
+        telemetry.completed(error instanceof ToolCallError ? 'refused' : 'internal_error'),
+      );
       throw error;
     }
   }

@@ -78,5 +78,10 @@ describe('loadConfig: the audit trail', () => {
     expect(() => loadConfig({ ...base, TOOLGATE_AUDIT_DAYS: '0' })).toThrow(
       'TOOLGATE_AUDIT_DAYS must be an integer from 1 to 3650, got "0"',
     );
+    expect(loadConfig(base).auditFlushMs).toBe(1_000);
+    expect(loadConfig({ ...base, TOOLGATE_AUDIT_FLUSH_MS: '250' }).auditFlushMs).toBe(250);
+    expect(() => loadConfig({ ...base, TOOLGATE_AUDIT_FLUSH_MS: '99' })).toThrow(
+      'TOOLGATE_AUDIT_FLUSH_MS must be an integer from 100 to 60000, got "99"',
+    );
   });
 });
