@@ -107,7 +107,7 @@ export function metricsTable(metrics: Metrics): string {
 /** Which way a metric improves: from its target, else from its unit; undefined when neither tells. */
 export function better(m: Pick<Metric, 'target' | 'unit'>): 'lower' | 'higher' | undefined {
   if (m.target) return m.target.op === '<=' ? 'lower' : 'higher';
-  if (['µs', 'ms', 's', 'B', 'KB', 'MB', 'tokens'].includes(m.unit)) return 'lower';
+  if (['µs', 'ms', 's', 'B', 'KB', 'MB', 'tokens', 'k instructions'].includes(m.unit)) return 'lower';
   if (m.unit === 'req/s') return 'higher';
   return undefined;
 }
