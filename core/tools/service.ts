@@ -220,13 +220,13 @@ export class ToolService {
           ? system.handler(this.check(name, system.inputSchema, args), { ...context, caller })
           : this.runProviderTool(caller, name, catalog, tool, args, context, audited?.observed ?? {}),
       );
-      audited?.end({ result }, telemetry.completed(outcomeOf(result)));
+      // Timed whether or not it is audited (`audited?.end(…)` would skip evaluating its arguments).
+      const seconds = telemetry.completed(outcomeOf(result));
+      audited?.end({ result }, seconds);
       return result;
     } catch (error) {
-      audited?.end(
-        { error },
-        telemetry.completed(error instanceof ToolCallError ? 'refused' : 'internal_error'),
-      );
+      const seconds = telemetry.completed(error instanceof ToolCallError ? 'refused' : 'internal_error');
+      audited?.end({ error }, seconds);
       throw error;
     }
   }

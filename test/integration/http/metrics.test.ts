@@ -190,3 +190,31 @@ describe('TOOLGATE_METRICS_PORT', () => {
     expect(tg.gateway.metricsPort).toBeUndefined();
   });
 });
+
+describe('with the audit trail off (TOOLGATE_AUDIT=off)', () => {
+  it('still counts and times every tool call, call_tool and the tool it calls included', async () => {
+    const tg = await startGateway({ TOOLGATE_AUDIT: 'off' });
+    const { key } = await tg.key('solo');
+    const client = await connect('2026-07-28', tg.mcpUrl(), { 'X-API-Key': key });
+    try {
+      expectToolOk(await client.callTool('list_providers'));
+      expectToolOk(await client.callTool('call_tool', { name: 'list_providers', arguments: {} }));
+      const response = await fetch(`${tg.url}/metrics`, {
+        headers: { authorization: `Bearer ${adminToken(tg.gateway.config)}` },
+      });
+      const text = await response.text();
+      const count = (tool: string): number =>
+        valueOf(text, 'toolgate_tool_call_duration_seconds_count', {
+          provider: '(system)',
+          tool,
+          outcome: 'ok',
+        });
+      expect(count('list_providers')).toBe(2);
+      expect(count('call_tool')).toBe(1);
+      expect(await tg.gateway.store.audit.list({ limit: 10 })).toEqual([]);
+    } finally {
+      await client.close();
+      await tg.close();
+    }
+  });
+});
