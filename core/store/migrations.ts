@@ -266,4 +266,26 @@ ALTER TABLE audit_entries RENAME TO audit_events;
 CREATE INDEX audit_events_at ON audit_events(at);
 `,
   },
+  {
+    version: 11,
+    name: 'audit trail: no index of entry ids',
+    // Nothing reads an entry by its id (ids are unique by construction, store/audit-log.ts), and
+    // the id's index was a fifth of what an INSERT costs an entry (2.5k of 13.5k instructions).
+    // Rows are copied in the order they were written: rowid stays their order of arrival.
+    sql: `
+CREATE TABLE audit_rows (
+  id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  context TEXT NOT NULL,
+  latency_us INTEGER,
+  upstream_status INTEGER,
+  message TEXT
+);
+INSERT INTO audit_rows (id, at, context, latency_us, upstream_status, message)
+SELECT id, at, context, latency_us, upstream_status, message FROM audit_events ORDER BY rowid;
+DROP TABLE audit_events;
+ALTER TABLE audit_rows RENAME TO audit_events;
+CREATE INDEX audit_events_at ON audit_events(at);
+`,
+  },
 ];

@@ -260,4 +260,11 @@ ALTER TABLE audit_events DROP COLUMN event, DROP COLUMN client_id, DROP COLUMN k
   DROP COLUMN user_id, DROP COLUMN provider, DROP COLUMN tool, DROP COLUMN outcome;
 `,
   },
+  {
+    version: 11,
+    // SQLite's 11 drops the index of audit entry ids; here the primary key stays, as the one a move
+    // from SQLite (store/transfer.ts) resolves conflicts on. The numbers stay those of SQLite's.
+    name: 'audit trail: no index of entry ids',
+    sql: 'SELECT 1',
+  },
 ];

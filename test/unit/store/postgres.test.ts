@@ -138,7 +138,7 @@ describe('on PostgreSQL', () => {
       }
     });
 
-    it('keeps the audit entries of a database at version 9 through migration 10', async () => {
+    it('keeps the audit entries of a database at version 9 through migrations 10 and 11', async () => {
       const db = database!;
       const schema = randomName('t');
       await db.query(`CREATE SCHEMA ${schema}`);

@@ -69,7 +69,7 @@ describe('SqliteStore (SQLite only)', () => {
     }
   });
 
-  it('keeps the audit entries of a database at version 9 through migration 10', async () => {
+  it('keeps the audit entries of a database at version 9 through migrations 10 and 11', async () => {
     const file = join(dir, 'v9.db');
     const old = new SqliteDb(file);
     old.exec(
