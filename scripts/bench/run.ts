@@ -472,8 +472,13 @@ async function auditTurns(on: Toolgate, off: Toolgate): Promise<AuditRatios> {
   }
 }
 
-/** Calls counted under callgrind for the audit trail's instruction count, after as many of warm-up. */
-const AUDIT_COUNTED_CALLS = QUICK ? 1_500 : 4_000;
+/**
+ * Calls counted under callgrind for the audit trail's instruction count, and calls of warm-up
+ * before them: multiples of the trail's batch (512 entries), so that every count holds the same
+ * number of batch writes.
+ */
+const AUDIT_COUNTED_CALLS = QUICK ? 1_024 : 4_096;
+const AUDIT_WARMUP_CALLS = QUICK ? 1_536 : 6_144;
 
 /** The audit trail's cost counted in instructions: the gateway with the trail on, and off. */
 interface AuditCounts {
@@ -503,7 +508,7 @@ async function auditInstructions(upstreamUrl: string, work: string): Promise<Aud
     {
       transport: 'modern',
       calls: AUDIT_COUNTED_CALLS,
-      warmup: AUDIT_COUNTED_CALLS,
+      warmup: AUDIT_WARMUP_CALLS,
       work: join(work, 'audit-instructions'),
       upstreamUrl,
     },
