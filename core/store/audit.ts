@@ -1,4 +1,5 @@
 import { jsonString } from '../json.js';
+import { storable } from './rows.js';
 import type { SqlParam, SqlRunner } from './statements.js';
 import type { AuditEntry, AuditFilter, AuditRecord, AuditStore } from './types.js';
 
@@ -31,18 +32,6 @@ const COLUMNS = ['id', 'at', 'context', 'latency_us', 'upstream_status', 'messag
 const ROWS_PER_INSERT = 512;
 
 const ROW_PLACEHOLDERS = `(${COLUMNS.map(() => '?').join(', ')})`;
-
-/** NUL, and a surrogate without its other half. */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-/**
- * A text as both stores can keep and read it: NUL and lone surrogates become U+FFFD. PostgreSQL's
- * text refuses NUL (the whole batch would fail), and its `->>` refuses the `\u0000` and lone
- * surrogate escapes JSON would carry them as; a caller can put either in a tool name it sends.
- */
-function storable(value: string): string {
-  return value.replace(UNSTORABLE, '\ufffd');
-}
 
 /** A context field as JSON. */
 function field(value: string | null): string {

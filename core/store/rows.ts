@@ -5,6 +5,7 @@ import type {
   Branding,
   ConnectionRecord,
   LinkRecord,
+  NewReport,
   OAuthAppRecord,
   NewToolPolicy,
   ReportRecord,
@@ -75,6 +76,33 @@ export interface ReportRow extends ScopeRow {
   tool: string | null;
   created_at: string;
   resolved_at: string | null;
+}
+
+/** NUL, and a surrogate without its other half. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * A text as both stores can keep and read it: NUL and lone surrogates become U+FFFD. PostgreSQL's
+ * text refuses NUL (the whole INSERT fails), and its `->>` refuses the `\u0000` and lone surrogate
+ * escapes JSON would carry them as; a caller can put either in what it sends (a tool name, a report).
+ */
+export function storable(value: string): string {
+  return value.replace(UNSTORABLE, '\ufffd');
+}
+
+/** A new report as both stores keep it: its texts, an agent's words, storable. */
+export function newReportRecord(scope: Scope, report: NewReport): ReportRecord {
+  const text = (value: string | null): string | null => (value === null ? null : storable(value));
+  return {
+    id: newId('rep'),
+    scope,
+    summary: storable(report.summary),
+    details: text(report.details),
+    provider: text(report.provider),
+    tool: text(report.tool),
+    createdAt: new Date().toISOString(),
+    resolvedAt: null,
+  };
 }
 
 export const REPORT_SELECT = `SELECT r.id, s.client_id, s.org_id, s.user_id, r.summary, r.details, r.provider, r.tool, r.created_at, r.resolved_at

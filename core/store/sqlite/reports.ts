@@ -1,6 +1,5 @@
 import type { Scope } from '../../domain.js';
-import { newId } from '../ids.js';
-import { REPORT_SELECT, reportRecord, scopeColumns, type ReportRow } from '../rows.js';
+import { newReportRecord, REPORT_SELECT, reportRecord, scopeColumns, type ReportRow } from '../rows.js';
 import type { NewReport, ReportRecord, ReportStore } from '../types.js';
 import { SCOPE_MATCH, type SqliteDb } from './db.js';
 
@@ -12,13 +11,7 @@ export class SqliteReports implements ReportStore {
 
   async insert(scope: Scope, report: NewReport): Promise<ReportRecord> {
     const scopeId = this.sql.ensureScope(scope);
-    const record: ReportRecord = {
-      ...report,
-      id: newId('rep'),
-      scope,
-      createdAt: new Date().toISOString(),
-      resolvedAt: null,
-    };
+    const record = newReportRecord(scope, report);
     this.sql.run(
       'INSERT INTO reports (id, scope_id, summary, details, provider, tool, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       record.id,

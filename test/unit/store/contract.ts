@@ -520,6 +520,25 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect((await store.reports.list({})).length).toBe(2);
       });
 
+      it('keeps a report whose texts hold NUL or lone surrogates, those characters as U+FFFD', async () => {
+        const scope = await scopeOf('c');
+        const odd = 'a\u0000b\ud800c\udc00d😀';
+        const filed = await store.reports.insert(scope, {
+          summary: odd,
+          details: `details ${odd}`,
+          provider: odd,
+          tool: odd,
+        });
+        const kept = 'a\ufffdb\ufffdc\ufffdd😀';
+        expect(filed).toMatchObject({
+          summary: kept,
+          details: `details ${kept}`,
+          provider: kept,
+          tool: kept,
+        });
+        expect(await store.reports.listForScope(scope)).toEqual([filed]);
+      });
+
       it('returns the filed report as it is listed, and shows when it was resolved', async () => {
         const scope = await scopeOf('acme', 'org-1', 'u1');
         const filed = await store.reports.insert(scope, {
