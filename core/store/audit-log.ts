@@ -57,10 +57,10 @@ export interface AuditLogOptions {
 
 /**
  * The audit trail's writer: `record` only buffers (no I/O on the request path); a batch is written
- * in multi-row INSERTs each second (`flushMs`), or as soon as {@link BATCH} entries wait. `close()` (graceful
- * shutdown, the end of a CLI command) writes what is left, so a SIGTERM loses nothing; a process
- * killed outright loses what it buffered in the last second. One writer per process: several
- * processes append to the same table independently.
+ * in multi-row INSERTs each second (`flushMs`), or as soon as {@link BATCH} entries wait. `close()`
+ * (graceful shutdown, the end of a CLI command) writes what is left, so a SIGTERM loses nothing; a
+ * process killed outright loses what it buffered in its last `flushMs`. One writer per process:
+ * several processes append to the same table independently.
  */
 export class AuditLog {
   private waiting: AuditEntry[] = [];
