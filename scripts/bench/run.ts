@@ -490,7 +490,7 @@ interface AuditCounts {
  * The audit trail's cost in instructions per call (lib/instructions.ts): two more of this tree's
  * gateways under callgrind, the trail on and off, side by side. The CPU time A/B (auditTurns)
  * cannot tell a few percent: two gateways of this tree, both with the trail on, differ by up to
- * 7 % for as long as they run. Undefined, said in one line, without valgrind.
+ * 10 % for as long as they run. Undefined, said in one line, without valgrind.
  */
 async function auditInstructions(upstreamUrl: string, work: string): Promise<AuditCounts | undefined> {
   const missing = valgrindMissing();

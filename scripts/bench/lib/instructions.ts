@@ -3,7 +3,7 @@
  * `valgrind`) instead of timed: what scripts/bench/instructions.ts reports for two trees, and what
  * the bench's audit trail figure compares for one tree with the trail on and off. On a shared
  * machine the CPU time per call spreads by ±10 % between rounds, and two processes of one tree
- * differ by up to 7 % for as long as they run; an instruction count repeats within about 1 % once
+ * differ by up to 10 % for as long as they run; an instruction count repeats within about 1 % once
  * the JIT compiler's share is set apart, so a change worth a few percent of a call can be told from
  * noise.
  *
