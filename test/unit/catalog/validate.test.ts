@@ -148,6 +148,24 @@ describe('manifest validation', () => {
     ]);
   });
 
+  it('reports aliases that expand without bound in their manifest, and checks the others', async () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (const name of ['b', 'c', 'd', 'e', 'f', 'g']) {
+      const previous = String.fromCharCode(name.charCodeAt(0) - 1);
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'tg-validate-'));
+    dirs.push(dir);
+    await writeFile(join(dir, 'acme.yaml'), BASE.replace('display_name: Acme', 'display_nam: Acme'));
+    await writeFile(join(dir, 'lol.yaml'), levels.join('\n'));
+    const findings = await validateCatalogDir(dir, new PluginRegistry());
+    expect(findings.map((f) => `${f.file.replace(`${dir}/`, '')} ${f.code}`)).toEqual([
+      'acme.yaml TG_MANIFEST_MISSING_KEY',
+      'acme.yaml TG_MANIFEST_UNKNOWN_KEY',
+      'lol.yaml TG_MANIFEST_YAML',
+    ]);
+  });
+
   it('reports meaning errors: placeholders, free fields, http webhooks, unknown plugins', async () => {
     const broken = BASE.replace('format: "${api_key}"', 'format: "${apikey}"')
       .replace('api:\n', 'connection_fields:\n  host: { title: Host }\nplugin: acme\napi:\n')
