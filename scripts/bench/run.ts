@@ -1584,6 +1584,7 @@ async function profile(work: string): Promise<void> {
   const targets: Target[] = [
     modernTarget([gateway], soloKey, 32),
     legacyTarget([gateway], soloKey, 32),
+    renamed(modernTarget([gateway], clientKey, 32, await connectScopes(servers.toolgate)), MANY_SCOPES),
     listTarget(gateway.ready.url, gateway.pid, clientKey, '?user_id=u1000', 'modern', 1000),
   ];
   const seconds = QUICK ? 2 : 6;
