@@ -67,7 +67,11 @@ const INITIAL_OLD_SPACE_MB = 256;
  */
 const YOUNG_SPACE_MB = 32;
 
-/** The end of a worker's stderr kept to say why it died (V8's out-of-memory report is there). */
+/**
+ * How much of a worker's stderr is kept to read why it died: the unfinished line at its end. The
+ * line naming the error is picked out as it arrives: V8's out-of-memory report puts it before a
+ * native stack trace that can be longer than any tail worth keeping.
+ */
 const STDERR_KEPT = 4_096;
 
 /** Main thread -> worker: one manifest to build, with the plugins' declarations to build it with. */
@@ -100,6 +104,10 @@ interface Slot {
   timer?: NodeJS.Timeout;
   /** The end of its stderr. */
   stderr: string;
+  /** The first line of its stderr naming an error (V8's FATAL ERROR, a thrown Error). */
+  error?: string | undefined;
+  /** Whether its stderr says V8 ran out of heap. */
+  outOfMemory?: boolean;
 }
 
 /** The pools of this process, by memory limit (the limit a worker is started with). */
@@ -195,7 +203,11 @@ class BuildPool {
     // Loading is bounded too: a worker not ready in time is stuck, and killed (see `died`).
     slot.timer = setTimeout(() => void stop(slot.child), LOAD_TIMEOUT_MS);
     slot.child.stderr?.on('data', (chunk: Buffer) => {
-      slot.stderr = (slot.stderr + chunk.toString()).slice(-STDERR_KEPT);
+      const text = slot.stderr + chunk.toString();
+      // Whole lines only: the last one may go on in the next chunk.
+      slot.error ??= errorLine(text.slice(0, text.lastIndexOf('\n') + 1));
+      slot.outOfMemory ||= /heap out of memory|heap limit/i.test(text);
+      slot.stderr = text.slice(-STDERR_KEPT);
     });
     slot.child.on('message', (message: WorkerMessage) => {
       if ('ready' in message) {
@@ -217,9 +229,7 @@ class BuildPool {
   private died(slot: Slot, how: string): void {
     clearTimeout(slot.timer);
     if (!this.slots.delete(slot)) return;
-    // The line naming the error (V8's FATAL ERROR, a thrown Error), not Node's version footer.
-    const said = slot.stderr.split('\n').map((line) => line.trim());
-    const error = said.find((line) => /^(FATAL ERROR|\w*Error\b)/.test(line));
+    const error = slot.error ?? errorLine(slot.stderr);
     const why = `${error ?? 'no message'}, ${how}`;
     if (!slot.ready) {
       for (const task of this.queue.splice(0))
@@ -230,7 +240,7 @@ class BuildPool {
     if (task) {
       const { file } = task.request;
       task.resolve({
-        build: /heap out of memory|heap limit/i.test(slot.stderr)
+        build: slot.outOfMemory
           ? limitBuild(
               file,
               'TG_CATALOG_BUILD_LIMIT',
@@ -250,6 +260,14 @@ class BuildPool {
     slot.task = undefined;
     return task;
   }
+}
+
+/** The first line of `text` naming an error (V8's FATAL ERROR, a thrown Error), not Node's version footer. */
+function errorLine(text: string): string | undefined {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => /^(FATAL ERROR|\w*Error\b)/.test(line));
 }
 
 /** Whether a worker keeps this process alive: while it builds, not while it waits. */
