@@ -68,9 +68,9 @@ const INITIAL_OLD_SPACE_MB = 256;
 const YOUNG_SPACE_MB = 32;
 
 /**
- * How much of a worker's stderr is kept to read why it died: the unfinished line at its end. The
- * line naming the error is picked out as it arrives: V8's out-of-memory report puts it before a
- * native stack trace that can be longer than any tail worth keeping.
+ * The most of an unfinished stderr line a worker's slot keeps. Its stderr is read line by line as it
+ * arrives, for the line naming why it died: V8's out-of-memory report puts that line before a
+ * native stack trace longer than any tail worth keeping.
  */
 const STDERR_KEPT = 4_096;
 
@@ -102,10 +102,10 @@ interface Slot {
   ready: boolean;
   task: Task | undefined;
   timer?: NodeJS.Timeout;
-  /** The end of its stderr. */
-  stderr: string;
+  /** Its stderr's last line, while unfinished. */
+  partial: string;
   /** The first line of its stderr naming an error (V8's FATAL ERROR, a thrown Error). */
-  error?: string | undefined;
+  error?: string;
   /** Whether its stderr says V8 ran out of heap. */
   outOfMemory?: boolean;
 }
@@ -198,16 +198,14 @@ class BuildPool {
   }
 
   private spawn(): void {
-    const slot: Slot = { child: startWorker(this.memoryMb), ready: false, task: undefined, stderr: '' };
+    const slot: Slot = { child: startWorker(this.memoryMb), ready: false, task: undefined, partial: '' };
     this.slots.add(slot);
     // Loading is bounded too: a worker not ready in time is stuck, and killed (see `died`).
     slot.timer = setTimeout(() => void stop(slot.child), LOAD_TIMEOUT_MS);
     slot.child.stderr?.on('data', (chunk: Buffer) => {
-      const text = slot.stderr + chunk.toString();
-      // Whole lines only: the last one may go on in the next chunk.
-      slot.error ??= errorLine(text.slice(0, text.lastIndexOf('\n') + 1));
-      slot.outOfMemory ||= /heap out of memory|heap limit/i.test(text);
-      slot.stderr = text.slice(-STDERR_KEPT);
+      const lines = (slot.partial + chunk.toString()).split('\n');
+      slot.partial = lines.pop()!.slice(-STDERR_KEPT);
+      for (const line of lines) readLine(slot, line);
     });
     slot.child.on('message', (message: WorkerMessage) => {
       if ('ready' in message) {
@@ -229,8 +227,8 @@ class BuildPool {
   private died(slot: Slot, how: string): void {
     clearTimeout(slot.timer);
     if (!this.slots.delete(slot)) return;
-    const error = slot.error ?? errorLine(slot.stderr);
-    const why = `${error ?? 'no message'}, ${how}`;
+    readLine(slot, slot.partial);
+    const why = `${slot.error ?? 'no message'}, ${how}`;
     if (!slot.ready) {
       for (const task of this.queue.splice(0))
         task.reject(new Error(`the catalog build worker did not start (${why})`));
@@ -262,12 +260,11 @@ class BuildPool {
   }
 }
 
-/** The first line of `text` naming an error (V8's FATAL ERROR, a thrown Error), not Node's version footer. */
-function errorLine(text: string): string | undefined {
-  return text
-    .split('\n')
-    .map((line) => line.trim())
-    .find((line) => /^(FATAL ERROR|\w*Error\b)/.test(line));
+/** Notes what a line of a worker's stderr says of why it may die (not Node's version footer). */
+function readLine(slot: Slot, line: string): void {
+  const said = line.trim();
+  if (slot.error === undefined && /^(FATAL ERROR|\w*Error\b)/.test(said)) slot.error = said;
+  if (/heap out of memory|heap limit/i.test(said)) slot.outOfMemory = true;
 }
 
 /** Whether a worker keeps this process alive: while it builds, not while it waits. */
