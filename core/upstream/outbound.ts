@@ -1,7 +1,7 @@
 /**
  * The one outbound HTTP client of the gateway (issue 4, Outbound safety): every provider call goes
  * through it, so the private-network guard, timeouts, redirect handling and the response size cap
- * live in one place. Built on undici's `Agent.request` (a keep-alive Pool per origin) rather than
+ * live in one place. Built on undici's `Agent.dispatch` (a keep-alive Pool per origin) rather than
  * the global fetch, which costs several times the CPU per call.
  */
 import { lookup as dnsLookup } from 'node:dns';
@@ -172,29 +172,36 @@ export class OutboundClient {
     try {
       let { method, body } = request;
       let headers = headerList(request.headers);
+      const maxBytes = request.maxResponseBytes ?? this.#options.maxResponseBytes;
       for (let hop = 0; ; hop++) {
         // The first hop's is the setting itself: undici re-arms a connection's timer when it changes.
         const left = hop === 0 ? timeoutMs : Math.max(1, Math.ceil(deadline - performance.now()));
-        const response = await this.#dispatch(url, method, headers, body, left, callerSignal);
-        const location = REDIRECT_STATUSES.has(response.statusCode)
-          ? firstValue(response.headers.location)
-          : undefined;
-        if (location === undefined)
-          return await readResponse(
-            response,
-            url,
-            request.maxResponseBytes ?? this.#options.maxResponseBytes,
-            deadline,
-          );
+        const response = await this.#exchange(
+          url,
+          method,
+          headers,
+          body,
+          left,
+          maxBytes,
+          deadline,
+          callerSignal,
+        );
+        if (response.location === undefined)
+          return {
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+            truncated: response.truncated,
+            url: url.href,
+          };
 
-        await response.body.dump();
         if (hop === this.#options.maxRedirects)
           throw new OutboundNetworkError(url.hostname, 'TOO_MANY_REDIRECTS');
-        const next = parseRedirect(location, url);
+        const next = parseRedirect(response.location, url);
         if (next.origin !== url.origin)
           headers = pickHeaders(headers, (name) => CROSS_ORIGIN_HEADERS.has(name));
         // As browsers do: 303 always, and 301/302 after a POST, continue as a GET without the body.
-        const status = response.statusCode;
+        const status = response.status;
         if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;
@@ -260,29 +267,35 @@ export class OutboundClient {
     await Promise.all([this.#guarded.close(), this.#open.close()]);
   }
 
-  async #dispatch(
+  /** One hop: the request sent, and its response read (see {@link Exchange}). */
+  #exchange(
     url: URL,
     method: Dispatcher.HttpMethod,
     headers: HeaderList,
     body: string | Buffer | undefined,
     timeoutMs: number,
+    maxBytes: number,
+    deadline: number,
     signal: AbortSignal | undefined,
-  ): Promise<Dispatcher.ResponseData> {
+  ): Promise<Received> {
     const open = this.#options.allowPrivateNetwork || this.#trusted.has(url.origin);
     const literal = bareHost(url.hostname);
     // A host written as an IP address is never looked up, so the lookup guard cannot see it.
     if (!open && isIP(literal) !== 0) assertPublic(literal, literal);
     const agent = open ? this.#open : this.#guarded;
-    const path = url.pathname + url.search;
-    return agent.request({
-      origin: url.origin,
-      path,
-      method,
-      headers,
-      body: body ?? null,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      ...(signal ? { signal } : {}),
+    return new Promise((resolve, reject) => {
+      agent.dispatch(
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method,
+          headers,
+          body: body ?? null,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
+        new Exchange(maxBytes, deadline, signal, resolve, reject),
+      );
     });
   }
 }
@@ -489,75 +502,130 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * Reads the body, keeping at most `maxBytes`. It listens for 'data' rather than iterating with
- * `for await`: the async iterator costs a promise and a microtask per chunk, on every provider call
- * (scripts/bench). A failure of the stream (undici's timeouts, the caller's abort, a reset) rejects,
- * and so does a chunk arriving after `deadline` (a `performance.now()` time), with PAST_DEADLINE.
- */
-/** What readResponse rejects with when the body is still arriving at the deadline. */
-const PAST_DEADLINE = new Error('past the deadline');
+/** What a hop received: a redirect's `location`, or the response with its body. */
+interface Received {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  truncated: boolean;
+  /** Set for a redirect status with a Location header; its body was not kept. */
+  location: string | undefined;
+}
 
-function readResponse(
-  response: Dispatcher.ResponseData,
-  url: URL,
-  maxBytes: number,
-  deadline: number,
-): Promise<OutboundResponse> {
-  return new Promise((resolve, reject) => {
-    const stream = response.body;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let truncated = false;
-    let settled = false;
-    const finish = (): void => {
-      if (settled) return;
-      settled = true;
-      const headers: Record<string, string | string[]> = {};
-      for (const name of Object.keys(response.headers)) {
-        const value = response.headers[name];
-        if (value !== undefined) headers[name] = value;
+/** What an exchange fails with when the body is still arriving at the deadline. */
+const PAST_DEADLINE = new Error('past the deadline');
+/** Bytes of a redirect's body read and dropped before its connection is closed instead (as undici's `dump`). */
+const REDIRECT_BODY_BYTES = 128 * 1024;
+const EMPTY = Buffer.alloc(0);
+/** The reason an exchange gives undici when it stops a download it has already settled. */
+const STOPPED = new Error('the rest of the body is not read');
+
+/**
+ * One request's handler for undici's `dispatch`: it keeps the body's chunks as they arrive, at most
+ * `maxBytes` of them (then it stops the download), and settles once, with the response or with the
+ * failure: undici's (its timeouts, a reset), a chunk arriving after `deadline` (a
+ * `performance.now()` time; PAST_DEADLINE), or the caller's abort reason as soon as `signal` aborts.
+ * undici's `request` put a Readable stream, a request handler and an abort listener of its own
+ * between the socket and this: 446k -> 377k instructions per tools/call (scripts/bench/instructions.ts).
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  #settled = false;
+  #status = 0;
+  #headers: Record<string, string | string[]> = {};
+  #location: string | undefined;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  #truncated = false;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly deadline: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (received: Received) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The caller's signal aborted: fail now, even while the request still waits for a connection. */
+  handleEvent(): void {
+    const reason: unknown = this.signal!.reason;
+    this.#fail(reason);
+    this.#controller?.abort(reason as Error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#settled) controller.abort(this.signal?.reason as Error);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.#status = statusCode;
+    // undici's header parser gives no undefined values.
+    this.#headers = headers as Record<string, string | string[]>;
+    this.#location = REDIRECT_STATUSES.has(statusCode) ? firstValue(headers.location) : undefined;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    if (performance.now() > this.deadline) {
+      this.#fail(PAST_DEADLINE);
+      controller.abort(PAST_DEADLINE);
+      return;
+    }
+    this.#size += chunk.length;
+    if (this.#location !== undefined) {
+      if (this.#size > REDIRECT_BODY_BYTES) {
+        this.#finish();
+        controller.abort(STOPPED);
       }
-      resolve({
-        status: response.statusCode,
-        headers,
-        body: Buffer.concat(chunks, size),
-        truncated,
-        url: url.href,
-      });
-    };
-    const fail = (error: Error): void => {
-      if (settled) return;
-      settled = true;
-      reject(error);
-    };
-    stream.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      if (performance.now() > deadline) {
-        stream.destroy();
-        fail(PAST_DEADLINE);
-        return;
-      }
-      if (size + chunk.length > maxBytes) {
-        chunks.push(chunk.subarray(0, maxBytes - size));
-        size = maxBytes;
-        truncated = true;
-        // Destroying the stream stops the download: the rest is never read.
-        stream.destroy();
-        finish();
-        return;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
+      return;
+    }
+    if (this.#size > this.maxBytes) {
+      this.#chunks.push(chunk.subarray(0, chunk.length - (this.#size - this.maxBytes)));
+      this.#size = this.maxBytes;
+      this.#truncated = true;
+      // Aborting closes the connection: the rest is never read.
+      this.#finish();
+      controller.abort(STOPPED);
+      return;
+    }
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#finish();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#fail(error);
+  }
+
+  #finish(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.signal?.removeEventListener('abort', this);
+    const redirect = this.#location !== undefined;
+    this.resolve({
+      status: this.#status,
+      headers: this.#headers,
+      body: redirect ? EMPTY : Buffer.concat(this.#chunks, this.#size),
+      truncated: this.#truncated,
+      location: this.#location,
     });
-    stream.once('end', finish);
-    stream.once('error', fail);
-    // Closed without 'end' or 'error': what `for await` reports as a premature close. (Checked
-    // first: every body closes after its end, and an Error costs its stack trace.)
-    stream.once('close', () => {
-      if (!settled) fail(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    });
-  });
+  }
+
+  #fail(error: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.signal?.removeEventListener('abort', this);
+    this.reject(error);
+  }
 }
 
 /** `response` whose body fails with OutboundTooLargeError once more than `maxBytes` arrived. */

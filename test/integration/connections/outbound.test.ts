@@ -203,6 +203,35 @@ describe('with private networks allowed (TOOLGATE_ALLOW_PRIVATE_NETWORK=1)', () 
     expect(await sent).toBe(reason);
   });
 
+  // Before, the abort waited for the connection: here undici's 10 s connect timeout, past this test's.
+  it("stops at the caller's abort while the connection is still being made", { timeout: 5_000 }, async () => {
+    const target = await serve((_req, res) => res.end('should not be reached'));
+    let answer!: (error: Error) => void;
+    let stalled!: LookupFunction;
+    const resolving = new Promise<void>((resolve) => {
+      // A resolver that answers only when told: the request waits for its connection until then.
+      stalled = (_hostname, _options, callback) => {
+        answer = (error) => callback(error, '');
+        resolve();
+      };
+    });
+    const controller = new AbortController();
+    const sent = failure(
+      client({ lookup: stalled }).send({
+        method: 'GET',
+        url: `http://service.test:${target.port}/`,
+        headers: {},
+        signal: controller.signal,
+      }),
+    );
+    await resolving;
+    const reason = new Error('tools/call cancelled');
+    controller.abort(reason);
+    expect(await sent).toBe(reason);
+    answer(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }));
+    expect(target.received).toHaveLength(0);
+  });
+
   it('reports a refused connection as a network error', async () => {
     const closed = await serve(() => undefined);
     const url = closed.origin;
@@ -271,6 +300,22 @@ describe('redirects', () => {
     });
     expect(target.received[1]).toMatchObject({ method: 'GET', url: '/done', body: '' });
     expect(target.received[1]?.headers).not.toHaveProperty('content-type');
+  });
+
+  it("follows a redirect whose body is larger than the cap, and reads the target's body whole", async () => {
+    const target = await serve((req, res) => {
+      if (req.url === '/old') {
+        res.writeHead(302, { location: '/new' });
+        res.end(Buffer.alloc(500_000, 'r'));
+      } else res.end('x'.repeat(1_000));
+    });
+    const response = await client({ maxResponseBytes: 1_000 }).send({
+      method: 'GET',
+      url: `${target.origin}/old`,
+      headers: {},
+    });
+    expect(response).toMatchObject({ status: 200, truncated: false, url: `${target.origin}/new` });
+    expect(response.body.toString()).toBe('x'.repeat(1_000));
   });
 
   it('gives up after maxRedirects', async () => {
