@@ -36,6 +36,7 @@
  * section says so in one line and the others run.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { constants, cpus, tmpdir } from 'node:os';
@@ -66,8 +67,17 @@ import {
   REQUESTS_FILE,
 } from '../../test/fixtures/retrieval/recall.js';
 import { freePort } from '../../test/helpers/ports.js';
-import type { CatalogProbe, DocumentProbe, SearchProbe } from './lib/ipc.js';
-import { ClientSet, median, pool, runTurns, runWindow, type Target, type WindowResult } from './lib/load.js';
+import type { CatalogProbe, DocumentProbe, ListPlan, ListRounds, ListSpec, SearchProbe } from './lib/ipc.js';
+import {
+  ClientSet,
+  interleave,
+  median,
+  pool,
+  runTurns,
+  runWindow,
+  type Target,
+  type WindowResult,
+} from './lib/load.js';
 import {
   DEFAULT_PEER_DIR,
   findPeer,
@@ -81,6 +91,7 @@ import {
   firstLine,
   GatewayChild,
   pinned,
+  benchPids,
   pinSelf,
   SERVER_CORE,
   start,
@@ -342,34 +353,6 @@ async function waitForHttp(url: string): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-}
-
-/** Runs each target's window once per round, the first target rotating, at each client count. */
-async function interleave(
-  sets: ClientSet[],
-  rounds: number,
-  clientCounts: readonly number[],
-  windowMs: (clients: number) => number,
-  settleMs: number,
-): Promise<Map<string, WindowResult[]>[]> {
-  const results: Map<string, WindowResult[]>[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const byTarget = new Map<string, WindowResult[]>();
-    for (const clients of clientCounts) {
-      for (let i = 0; i < sets.length; i++) {
-        const set = sets[(i + round) % sets.length]!;
-        const result = await runWindow(set, clients, windowMs(clients), settleMs);
-        if (result.errors > 0)
-          log(`  ! ${set.target.name} @${clients}: ${result.errors} errors, first: ${result.firstError}`);
-        const list = byTarget.get(set.target.name) ?? [];
-        list[clientCounts.indexOf(clients)] = result;
-        byTarget.set(set.target.name, list);
-      }
-    }
-    results.push(byTarget);
-    log(`  round ${round + 1}/${rounds} done`);
-  }
-  return results;
 }
 
 interface CallSection {
@@ -802,63 +785,73 @@ function summariseCalls(
   return callVariants(rounds, targets);
 }
 
+/**
+ * tools/list of 10, 300 and 1,000 tools at one client, both transports, in interleaved rounds, its
+ * load generator a process of its own (list.ts says why).
+ */
 async function toolsList(servers: Servers, metrics: Metrics): Promise<void> {
-  const targets: Target[] = [];
+  const lists: ListSpec[] = [];
   const instances: [string, Toolgate][] = [['', servers.toolgate]];
   if (servers.baseline) instances.push(['baseline ', servers.baseline]);
   for (const [prefix, { gateway, clientKey }] of instances) {
     for (const transport of ['modern', 'legacy'] as const) {
       for (const size of LIST_SIZES) {
-        const target = listTarget(
-          gateway.ready.url,
-          gateway.pid,
-          clientKey,
-          `?user_id=u${size}`,
+        lists.push({
+          name: `${prefix}tools/list ${size} ${transport}`,
+          url: gateway.ready.url,
+          pid: gateway.pid,
+          key: clientKey,
+          query: `?user_id=u${size}`,
           transport,
           size,
-        );
-        targets.push(renamed(target, `${prefix}${target.name}`));
+        });
       }
     }
   }
-  const sets = targets.map((t) => new ClientSet(t));
-  try {
-    log('tools/list: warming up');
-    for (const set of sets) await runWindow(set, 1, PLAN.listMs, 0);
-    log(`tools/list: ${PLAN.listRounds} interleaved rounds`);
-    const rounds = await interleave(sets, PLAN.listRounds, [1], () => PLAN.listMs, PLAN.settleMs);
-    metrics.add(
-      'list.background_cores',
-      'other processes on the machine during tools/list',
-      rounds.flatMap((r) => [...r.values()].flat().map((w) => w.background)),
-      'cores',
-      undefined,
-      'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
-    );
-    const targetsMs: Record<number, number | undefined> = { 10: undefined, 300: 0.4, 1000: 1 };
-    for (const transport of ['modern', 'legacy'] as const) {
-      for (const size of LIST_SIZES) {
-        const name = `tools/list ${size} ${transport}`;
-        const target = targetsMs[size];
+  const plan: ListPlan = {
+    lists,
+    rounds: PLAN.listRounds,
+    windowMs: PLAN.listMs,
+    settleMs: PLAN.settleMs,
+    benchPids: benchPids(),
+  };
+  const generator = start(CLIENT_CORE, process.execPath, [child('list.ts'), JSON.stringify(plan)]);
+  let output = '';
+  generator.child.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
+  const [code] = (await once(generator.child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`the tools/list load generator exited with ${code}`);
+  const rounds = (JSON.parse(output.trim().split('\n').pop()!) as ListRounds).map(
+    (round) => new Map(Object.entries(round)),
+  );
+  metrics.add(
+    'list.background_cores',
+    'other processes on the machine during tools/list',
+    rounds.flatMap((r) => [...r.values()].flat().map((w) => w.background)),
+    'cores',
+    undefined,
+    'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
+  );
+  const targetsMs: Record<number, number | undefined> = { 10: undefined, 300: 0.4, 1000: 1 };
+  for (const transport of ['modern', 'legacy'] as const) {
+    for (const size of LIST_SIZES) {
+      const name = `tools/list ${size} ${transport}`;
+      const target = targetsMs[size];
+      metrics.add(
+        `list.${transport}.${size}.p50`,
+        `tools/list ${size} tools, ${transport === 'modern' ? '2026-07-28' : '2025 session'}, p50`,
+        rounds.map((r) => r.get(name)?.[0]?.p50 ?? NaN),
+        'ms',
+        target !== undefined ? { op: '<=', value: target } : undefined,
+      );
+      if (servers.baseline && size !== 10) {
         metrics.add(
-          `list.${transport}.${size}.p50`,
-          `tools/list ${size} tools, ${transport === 'modern' ? '2026-07-28' : '2025 session'}, p50`,
-          rounds.map((r) => r.get(name)?.[0]?.p50 ?? NaN),
+          `list.${transport}.${size}.p50_baseline`,
+          `tools/list ${size} tools, ${transport === 'modern' ? '2026-07-28' : '2025 session'}, p50, baseline`,
+          rounds.map((r) => r.get(`baseline ${name}`)?.[0]?.p50 ?? NaN),
           'ms',
-          target !== undefined ? { op: '<=', value: target } : undefined,
         );
-        if (servers.baseline && size !== 10) {
-          metrics.add(
-            `list.${transport}.${size}.p50_baseline`,
-            `tools/list ${size} tools, ${transport === 'modern' ? '2026-07-28' : '2025 session'}, p50, baseline`,
-            rounds.map((r) => r.get(`baseline ${name}`)?.[0]?.p50 ?? NaN),
-            'ms',
-          );
-        }
       }
     }
-  } finally {
-    await Promise.all(targets.map((t) => t.close()));
   }
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { REPO } from './fixtures.js';
 
 /** Child entry points, relative to scripts/bench. */
-const ENTRIES = ['gateway.ts', 'catalog.ts', 'corpus.ts', 'context.ts', 'floor.ts', 'upstream.ts'];
+const ENTRIES = ['gateway.ts', 'catalog.ts', 'corpus.ts', 'context.ts', 'floor.ts', 'list.ts', 'upstream.ts'];
 
 /** Compiles the children of `repo` into `<work>/build`; returns the path of an entry's compiled file. */
 export function buildChildren(work: string, repo = REPO): (entry: string) => string {

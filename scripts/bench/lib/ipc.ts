@@ -1,6 +1,7 @@
 import type { KeyType } from '../../../core/domain.js';
+import type { WindowResult } from './load.js';
 import type { Miss } from '../../../test/fixtures/retrieval/recall.js';
-/** The messages between run.ts and its bench-only child processes (gateway.ts, catalog.ts, context.ts). */
+/** The messages between run.ts and its bench-only child processes (gateway.ts, catalog.ts, context.ts, list.ts). */
 
 export type BenchCommand =
   | { id: number; cmd: 'heap' }
@@ -96,3 +97,27 @@ export interface SearchProbe {
   /** The same of the held-out set (test/fixtures/retrieval/held-out.yaml). */
   heldOut: { requests: number; recall: number; misses: Miss[] };
 }
+
+/** One list for tools/list's load generator (list.ts) to load: listTarget's arguments, and its name in the report. */
+export interface ListSpec {
+  name: string;
+  url: string;
+  pid: number;
+  key: string;
+  query: string;
+  transport: 'modern' | 'legacy';
+  size: number;
+}
+
+/** What list.ts runs: its lists in interleaved rounds of one window each, one client. */
+export interface ListPlan {
+  lists: ListSpec[];
+  rounds: number;
+  windowMs: number;
+  settleMs: number;
+  /** The benchmark's processes: their CPU is not other processes' load (WindowResult.background). */
+  benchPids: number[];
+}
+
+/** Each round's windows by list name (one window per round: one client). */
+export type ListRounds = Record<string, WindowResult[]>[];

@@ -253,3 +253,35 @@ export async function runTurns(
     ...failures.report(),
   };
 }
+
+const progress = (text: string): void => void process.stderr.write(`${text}\n`);
+
+/** Runs each target's window once per round, the first target rotating, at each client count. */
+export async function interleave(
+  sets: ClientSet[],
+  rounds: number,
+  clientCounts: readonly number[],
+  windowMs: (clients: number) => number,
+  settleMs: number,
+): Promise<Map<string, WindowResult[]>[]> {
+  const results: Map<string, WindowResult[]>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const byTarget = new Map<string, WindowResult[]>();
+    for (const clients of clientCounts) {
+      for (let i = 0; i < sets.length; i++) {
+        const set = sets[(i + round) % sets.length]!;
+        const result = await runWindow(set, clients, windowMs(clients), settleMs);
+        if (result.errors > 0)
+          progress(
+            `  ! ${set.target.name} @${clients}: ${result.errors} errors, first: ${result.firstError}`,
+          );
+        const list = byTarget.get(set.target.name) ?? [];
+        list[clientCounts.indexOf(clients)] = result;
+        byTarget.set(set.target.name, list);
+      }
+    }
+    results.push(byTarget);
+    progress(`  round ${round + 1}/${rounds} done`);
+  }
+  return results;
+}

@@ -97,6 +97,16 @@ function machineBusyMicros(): number {
   return (busy / TICKS_PER_SECOND) * 1e6;
 }
 
+/** The benchmark's processes, for a load generator in a child process to count as its own. */
+export function benchPids(): number[] {
+  return [...ours];
+}
+
+/** Counts `pids` (the parent benchmark's processes) as the benchmark's own, not as others' load. */
+export function adopt(pids: readonly number[]): void {
+  for (const pid of pids) ours.add(pid);
+}
+
 function oursMicros(): number {
   let total = 0;
   for (const pid of ours) {
