@@ -3,7 +3,8 @@
  * generator's core): after the tools/call section's minutes of 32-client load, the bench's own
  * process answered a 1,000-tool list in 1.2-1.3 ms where a fresh client process, against the same
  * gateway at the same moment, took 0.46-0.72 ms; the client's state, not the gateway's, made the
- * difference. Takes its plan as JSON (argv[2]: {@link ListPlan}); prints the rounds' windows as
+ * difference. Its connections read into one buffer each (lib/static-read.ts), so its own garbage
+ * collector is not measured either. Takes its plan as JSON (argv[2]: {@link ListPlan}); prints the rounds' windows as
  * JSON on its last line of stdout ({@link ListRounds}); progress goes to stderr.
  */
 import type { ListPlan, ListRounds } from './lib/ipc.js';

@@ -6,6 +6,7 @@
 import type { Dispatcher, Pool } from 'undici';
 import { checkCallResult, expectStatus, pool, roundRobin, type Target } from './load.js';
 import type { GatewayChild } from './proc.js';
+import { StaticReadConnection, type StaticReadAnswer } from './static-read.js';
 
 export const MODERN = '2026-07-28';
 export const LEGACY = '2025-11-25';
@@ -183,7 +184,11 @@ export function legacyTarget(gateways: readonly GatewayChild[], key: string, max
   };
 }
 
-/** tools/list (tools=full) for a scope (`?user_id=...`), on either transport; checks the tool count once. */
+/**
+ * tools/list of `expectTools` tools at one client, over a {@link StaticReadConnection} (a 2025
+ * session opened through undici first): the load generator allocates next to nothing per answer.
+ * The first answer is decoded and its tools counted; the others' bytes are counted and dropped.
+ */
 export function listTarget(
   url: string,
   pid: number,
@@ -192,22 +197,15 @@ export function listTarget(
   transport: 'modern' | 'legacy',
   expectTools: number,
 ): Target {
-  const http = pool(url, 1);
   // The full list, as a client asking for every tool gets it (a scope this large defaults to the compact one).
   const path = `/mcp/${query}${query.includes('?') ? '&' : '?'}tools=full`;
+  const connections: StaticReadConnection[] = [];
   let seq = 0;
   let checked = false;
-  // The first answer is decoded and its tools counted; the others' bytes are read and dropped, not
-  // kept: joining a megabyte per answer into one buffer made the load generator's own garbage
-  // collector (external memory pressure, mark-compacts of 3-5 ms) a part of the latency measured.
-  const check = async (response: Dispatcher.ResponseData): Promise<void> => {
-    if (response.statusCode === 200 && checked) {
-      for await (const chunk of response.body) void chunk;
-      return;
-    }
-    const text = await response.body.text();
-    if (response.statusCode !== 200)
-      throw new Error(`tools/list: HTTP ${response.statusCode} ${text.slice(0, 300)}`);
+  const check = (answer: StaticReadAnswer): void => {
+    const text = answer.body?.toString('utf8') ?? '';
+    if (answer.status !== 200) throw new Error(`tools/list: HTTP ${answer.status} ${text.slice(0, 300)}`);
+    if (checked) return;
     const tools = (JSON.parse(text) as { result?: { tools?: unknown[] } }).result?.tools?.length;
     if (tools !== expectTools)
       throw new Error(`tools/list ${query}: ${tools} tools, expected ${expectTools}`);
@@ -217,30 +215,22 @@ export function listTarget(
     name: `tools/list ${expectTools} ${transport}`,
     pids: [pid],
     async client() {
-      if (transport === 'modern') {
-        const headers = modernHeaders(key, 'tools/list');
-        return async () => {
-          const response = await http.request({
-            method: 'POST',
-            path,
-            headers,
-            body: modernBody(++seq, 'tools/list', {}),
-          });
-          await check(response);
-        };
+      let headers = modernHeaders(key, 'tools/list');
+      let body = (id: number): string => modernBody(id, 'tools/list', {});
+      if (transport === 'legacy') {
+        const http = pool(url, 1);
+        headers = legacyHeaders(key, await openLegacySession(http, path, key).finally(() => http.close()));
+        body = (id) => legacyBody(id, 'tools/list');
       }
-      const headers = legacyHeaders(key, await openLegacySession(http, path, key));
+      const connection = await StaticReadConnection.open(url);
+      connections.push(connection);
       return async () => {
-        const response = await http.request({
-          method: 'POST',
-          path,
-          headers,
-          body: legacyBody(++seq, 'tools/list'),
-        });
-        await check(response);
+        check(await connection.post(path, headers, body(++seq), !checked));
       };
     },
-    close: () => http.close(),
+    close: async () => {
+      await Promise.all(connections.map((connection) => connection.close()));
+    },
   };
 }
 
