@@ -502,15 +502,11 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** What a hop received: a redirect's `location`, or the response with its body. */
-interface Received {
-  status: number;
-  headers: Record<string, string | string[]>;
-  body: Buffer;
-  truncated: boolean;
-  /** Set for a redirect status with a Location header; its body was not kept. */
-  location: string | undefined;
-}
+/**
+ * What a hop received: the response but its URL (the caller knows it), and `location`, set for a
+ * redirect status with a Location header (its body then dropped, not kept).
+ */
+type Received = Omit<OutboundResponse, 'url'> & { location: string | undefined };
 
 /** What an exchange fails with when the body is still arriving at the deadline. */
 const PAST_DEADLINE = new Error('past the deadline');

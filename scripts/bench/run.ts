@@ -67,17 +67,16 @@ import {
   REQUESTS_FILE,
 } from '../../test/fixtures/retrieval/recall.js';
 import { freePort } from '../../test/helpers/ports.js';
-import type { CatalogProbe, DocumentProbe, ListPlan, ListRounds, ListSpec, SearchProbe } from './lib/ipc.js';
-import {
-  ClientSet,
-  interleave,
-  median,
-  pool,
-  runTurns,
-  runWindow,
-  type Target,
-  type WindowResult,
-} from './lib/load.js';
+import type {
+  CatalogProbe,
+  DocumentProbe,
+  ListPlan,
+  ListRounds,
+  ListSpec,
+  SearchProbe,
+  WindowResult,
+} from './lib/ipc.js';
+import { ClientSet, interleave, median, pool, runTurns, runWindow, type Target } from './lib/load.js';
 import {
   DEFAULT_PEER_DIR,
   findPeer,

@@ -1,5 +1,4 @@
 import type { KeyType } from '../../../core/domain.js';
-import type { WindowResult } from './load.js';
 import type { Miss } from '../../../test/fixtures/retrieval/recall.js';
 /** The messages between run.ts and its bench-only child processes (gateway.ts, catalog.ts, context.ts, list.ts). */
 
@@ -96,6 +95,25 @@ export interface SearchProbe {
   misses: Miss[];
   /** The same of the held-out set (test/fixtures/retrieval/held-out.yaml). */
   heldOut: { requests: number; recall: number; misses: Miss[] };
+}
+
+/** What a window of load measured (lib/load.ts, runWindow); list.ts sends its windows to run.ts. */
+export interface WindowResult {
+  requests: number;
+  seconds: number;
+  /** Requests per second. */
+  rps: number;
+  /** Latencies in milliseconds. */
+  p50: number;
+  p99: number;
+  /** Server CPU per request, microseconds. */
+  cpuPerRequestUs: number;
+  /** Fraction of one core the load generator itself used (near 1: the client side is the limit). */
+  generatorBusy: number;
+  /** Cores used meanwhile by processes outside the benchmark (a shared machine's noise). */
+  background: number;
+  errors: number;
+  firstError?: string;
 }
 
 /** One list for tools/list's load generator (list.ts) to load: listTarget's arguments, and its name in the report. */

@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { BalancedPool, Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import type { WindowResult } from './ipc.js';
 import { backgroundLoad, cpuMicros } from './proc.js';
 
 /** One virtual client's next request; resolves when the answer is complete, throws when it is wrong. */
@@ -22,24 +23,6 @@ export interface Target {
   pids: readonly number[];
   client(index: number): Promise<Call>;
   close(): Promise<void>;
-}
-
-export interface WindowResult {
-  requests: number;
-  seconds: number;
-  /** Requests per second. */
-  rps: number;
-  /** Latencies in milliseconds. */
-  p50: number;
-  p99: number;
-  /** Server CPU per request, microseconds. */
-  cpuPerRequestUs: number;
-  /** Fraction of one core the load generator itself used (near 1: the client side is the limit). */
-  generatorBusy: number;
-  /** Cores used meanwhile by processes outside the benchmark (a shared machine's noise). */
-  background: number;
-  errors: number;
-  firstError?: string;
 }
 
 export function percentile(sorted: ArrayLike<number>, q: number): number {
