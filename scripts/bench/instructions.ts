@@ -1,9 +1,11 @@
 /**
- * `npx tsx scripts/bench/instructions.ts [--baseline=DIR] [--transport=modern|legacy] [--calls=N]
- * [--warmup=N] [--keep=DIR]`: the gateway's instructions per tools/call, counted by Valgrind's
- * callgrind (lib/instructions.ts says how and why) instead of timed, so a change worth 1-2 % of a
- * call can be kept or dropped on evidence (issue 19). With `--baseline` (another checkout of the
- * repo with its node_modules linked), that tree's gateway is counted at the same time as this one's.
+ * `npx tsx scripts/bench/instructions.ts [--baseline=DIR] [--floor] [--transport=modern|legacy]
+ * [--calls=N] [--warmup=N] [--keep=DIR]`: the gateway's instructions per tools/call, counted by
+ * Valgrind's callgrind (lib/instructions.ts says how and why) instead of timed, so a change worth
+ * 1-2 % of a call can be kept or dropped on evidence (issue 19). With `--baseline` (another checkout
+ * of the repo with its node_modules linked), that tree's gateway is counted at the same time as this
+ * one's; with `--floor`, the floor (floor.ts, the bare Fastify + undici proxy) is, and the gateway's
+ * count is given over the floor's: issue 19's CPU target as a ratio no machine state moves.
  *
  * Reported per call: all instructions; the JIT compiler's (still compiling hot code: under
  * `--predictable` it runs on the main thread, and how much a window holds varies from run to run);
@@ -32,6 +34,7 @@ const WARMUP = Number(option('warmup') ?? 6000);
 const TRANSPORT = option('transport') ?? 'modern';
 const BASELINE = option('baseline');
 const KEEP = option('keep');
+const FLOOR = args.includes('--floor');
 
 const perCall = (events: number): string => `${(events / 1000).toFixed(1)}k`;
 
@@ -61,16 +64,24 @@ async function main(): Promise<void> {
         work: join(work, 'gateways'),
         upstreamUrl,
         ...(KEEP !== undefined ? { keep: KEEP } : {}),
+        ...(FLOOR ? { floor: builds[0]!('floor.ts') } : {}),
       });
       for (const count of counts) {
         process.stdout.write(
           `${count.name}: ${perCall(netOf(count))} instructions per call net (all ${perCall(count.total)}, JIT compiler ${perCall(count.compile)}, GC ${perCall(count.gc)})\n`,
         );
       }
-      const [self, base] = counts;
-      if (self && base) {
+      const self = counts[0]!;
+      const base = BASELINE ? counts[1] : undefined;
+      const floor = counts.find((count) => count.name === 'floor');
+      if (base) {
         process.stdout.write(
           `net instructions per call, this tree ÷ baseline: ${(netOf(self) / netOf(base)).toFixed(3)}\n`,
+        );
+      }
+      if (floor) {
+        process.stdout.write(
+          `net instructions per call, this tree ÷ floor: ${(netOf(self) / netOf(floor)).toFixed(3)}\n`,
         );
       }
     } finally {

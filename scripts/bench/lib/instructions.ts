@@ -17,12 +17,13 @@
  * absolute figures are above a normal run's.
  */
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchGatewayEnv } from './fixtures.js';
 import { ClientSet, pool, type Target } from './load.js';
-import { GatewayChild, SERVER_CORE } from './proc.js';
-import { legacyTarget, modernCall, modernTarget, UPSTREAM_KEY } from './targets.js';
+import { firstLine, GatewayChild, SERVER_CORE, start } from './proc.js';
+import { floorTarget, legacyTarget, modernCall, modernTarget, UPSTREAM_KEY } from './targets.js';
 
 const CLIENTS = 8;
 
@@ -52,6 +53,12 @@ export interface CountOptions {
   upstreamUrl: string;
   /** Where to write each gateway's callgrind output with its JavaScript functions named. */
   keep?: string;
+  /**
+   * The compiled floor.ts (the bare Fastify + undici proxy), counted beside the gateways on the
+   * same calls and returned last, named `floor`: the gateway's instructions over the floor's are
+   * the issue-19 CPU ratio without the machine's state in it.
+   */
+  floor?: string;
 }
 
 /** Instructions per counted call: all of them, the JIT compiler's and the garbage collector's. */
@@ -114,12 +121,34 @@ function readCount(file: string): Omit<InstructionCount, 'name'> {
   return count;
 }
 
+/** A process under callgrind, ready for calls. */
 interface Measured {
   name: string;
-  gateway: GatewayChild;
+  pid: number;
   out: string;
   target: Target;
+  /** Asks it to exit, so that callgrind writes its output, and waits. */
+  exit: () => Promise<void>;
+  /** Kills it, unless it has exited. */
+  stop: () => Promise<void>;
 }
+
+/** Valgrind's arguments for a process counted from the `instrumentation` switch on. */
+const callgrindArgs = (out: string): string[] => [
+  '-q',
+  '--tool=callgrind',
+  '--instr-atstart=no',
+  `--callgrind-out-file=${out}`,
+];
+
+/**
+ * Node's options for a counted process: every instruction on the main thread and, with `keep`, the
+ * code map (V8 then also writes a log of its own, kept out of the repository).
+ */
+const countedNodeOptions = (dir: string, keep: string | undefined): string[] => [
+  '--predictable',
+  ...(keep ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`] : []),
+];
 
 /** Starts one gateway under callgrind, with its key and the bench connection. */
 async function startGateway(counted: CountedGateway, dir: string, options: CountOptions): Promise<Measured> {
@@ -127,15 +156,8 @@ async function startGateway(counted: CountedGateway, dir: string, options: Count
   const { env } = benchGatewayEnv(dir, options.upstreamUrl, { ...LOAD_LIKE, ...counted.settings });
   const gateway = await GatewayChild.start(SERVER_CORE, counted.script, env, {
     logFile: openSync('/dev/null', 'w'),
-    nodeOptions: [
-      '--predictable',
-      // The code map; V8 then also writes a log of its own, kept out of the repository.
-      ...(options.keep
-        ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`]
-        : []),
-      ...counted.nodeOptions,
-    ],
-    launcher: ['valgrind', '-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`],
+    nodeOptions: [...countedNodeOptions(dir, options.keep), ...counted.nodeOptions],
+    launcher: ['valgrind', ...callgrindArgs(out)],
   });
   try {
     const key = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
@@ -152,9 +174,47 @@ async function startGateway(counted: CountedGateway, dir: string, options: Count
       options.transport === 'legacy'
         ? legacyTarget([gateway], key, CLIENTS)
         : modernTarget([gateway], key, CLIENTS);
-    return { name: counted.name, gateway, out, target };
+    return {
+      name: counted.name,
+      pid: gateway.pid,
+      out,
+      target,
+      exit: () => gateway.exit(),
+      stop: () => gateway.spawned.stop(),
+    };
   } catch (error) {
     await gateway.spawned.stop();
+    throw error;
+  }
+}
+
+/** Starts floor.ts under callgrind, answering the same calls with the same upstream. */
+async function startFloor(script: string, dir: string, options: CountOptions): Promise<Measured> {
+  const out = join(dir, 'callgrind.out');
+  mkdirSync(dir, { recursive: true });
+  const floor = start(
+    SERVER_CORE,
+    'valgrind',
+    [...callgrindArgs(out), process.execPath, ...countedNodeOptions(dir, options.keep), script],
+    { env: { ...process.env, BENCH_UPSTREAM: options.upstreamUrl } },
+  );
+  try {
+    const url = `http://127.0.0.1:${await firstLine(floor.child, 'floor')}`;
+    return {
+      name: 'floor',
+      pid: floor.pid,
+      out,
+      target: floorTarget(url, floor.pid, CLIENTS),
+      exit: async () => {
+        // floor.ts closes and exits on SIGTERM.
+        const exited = once(floor.child, 'exit');
+        floor.child.kill('SIGTERM');
+        await exited;
+      },
+      stop: () => floor.stop(),
+    };
+  } catch (error) {
+    await floor.stop();
     throw error;
   }
 }
@@ -206,43 +266,45 @@ function nameJitFunctions(callgrind: string, perfMap: string): string {
     .join('\n');
 }
 
-function instrumentation(gateway: GatewayChild, state: 'on' | 'off'): void {
-  const result = spawnSync('callgrind_control', ['-i', state, String(gateway.pid)], { encoding: 'utf8' });
+function instrumentation(pid: number, state: 'on' | 'off'): void {
+  const result = spawnSync('callgrind_control', ['-i', state, String(pid)], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`callgrind_control -i ${state}: ${result.stderr}`);
 }
 
 /**
- * Counts each gateway's instructions over `calls` tools/calls (per call), the gateways side by
- * side; stops them. With `keep`, each one's callgrind output is written there as `<name>.callgrind`.
+ * Counts each gateway's instructions over `calls` tools/calls (per call), the gateways (and with
+ * `floor`, the floor) side by side; stops them. With `keep`, each one's callgrind output is
+ * written there as `<name>.callgrind`.
  */
 export async function countInstructions(
   gateways: readonly CountedGateway[],
   options: CountOptions,
 ): Promise<InstructionCount[]> {
-  const started = await Promise.allSettled(
-    gateways.map((counted, i) => startGateway(counted, join(options.work, String(i)), options)),
-  );
+  const started = await Promise.allSettled([
+    ...gateways.map((counted, i) => startGateway(counted, join(options.work, String(i)), options)),
+    ...(options.floor ? [startFloor(options.floor, join(options.work, 'floor'), options)] : []),
+  ]);
   const measured = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   try {
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     await Promise.all(
-      measured.map(async ({ gateway, target }) => {
+      measured.map(async ({ pid, target, exit }) => {
         await calls(target, options.warmup);
-        instrumentation(gateway, 'on');
+        instrumentation(pid, 'on');
         await calls(target, options.calls);
-        instrumentation(gateway, 'off');
+        instrumentation(pid, 'off');
         await target.close();
-        await gateway.exit();
+        await exit();
       }),
     );
   } finally {
-    await Promise.all(measured.map((m) => m.gateway.spawned.stop()));
+    await Promise.all(measured.map((m) => m.stop()));
   }
   if (options.keep) {
     mkdirSync(options.keep, { recursive: true });
     for (const m of measured) {
-      const map = `/tmp/perf-${m.gateway.pid}.map`;
+      const map = `/tmp/perf-${m.pid}.map`;
       const named = nameJitFunctions(readFileSync(m.out, 'utf8'), readFileSync(map, 'utf8'));
       writeFileSync(join(options.keep, `${m.name.replace(/\s+/g, '-')}.callgrind`), named);
       rmSync(map);
