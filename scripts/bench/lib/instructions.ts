@@ -17,7 +17,6 @@
  * absolute figures are above a normal run's.
  */
 import { spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchGatewayEnv } from './fixtures.js';
@@ -133,6 +132,9 @@ interface Measured {
   stop: () => Promise<void>;
 }
 
+/** How long a counted process is given to exit and write its callgrind output, as gateway.exit() gives. */
+const CALLGRIND_EXIT_MS = 10_000;
+
 /** Valgrind's arguments for a process counted from the `instrumentation` switch on. */
 const callgrindArgs = (out: string): string[] => [
   '-q',
@@ -205,12 +207,8 @@ async function startFloor(script: string, dir: string, options: CountOptions): P
       pid: floor.pid,
       out,
       target: floorTarget(url, floor.pid, CLIENTS),
-      exit: async () => {
-        // floor.ts closes and exits on SIGTERM.
-        const exited = once(floor.child, 'exit');
-        floor.child.kill('SIGTERM');
-        await exited;
-      },
+      // floor.ts closes and exits on SIGTERM; callgrind then writes its output, given the time.
+      exit: () => floor.stop(CALLGRIND_EXIT_MS),
       stop: () => floor.stop(),
     };
   } catch (error) {

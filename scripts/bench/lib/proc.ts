@@ -33,7 +33,8 @@ export interface Spawned {
   child: ChildProcess;
   /** The pid of the measured process (the node process, not the taskset wrapper: taskset execs). */
   pid: number;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs` (default 5 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export function start(
@@ -55,10 +56,10 @@ export function start(
   return {
     child,
     pid: child.pid,
-    async stop() {
+    async stop(graceMs = 5_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
     },
