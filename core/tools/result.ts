@@ -7,7 +7,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { CompiledTool } from '../catalog/types.js';
-import { jsonString } from '../json.js';
 import {
   OutboundBlockedError,
   type OutboundError,
@@ -17,12 +16,14 @@ import {
 import {
   decode,
   headerValue,
+  isJsonBody,
   isRecord,
   parseJson,
   providerMessage,
   redact,
   retryAfterSeconds,
 } from '../upstream/response.js';
+import { layoutJson } from './json-layout.js';
 
 /** What result shaping needs of a tool (provider tools and plugin tools alike). */
 export type ResultTool = Pick<CompiledTool, 'provider' | 'inputSchema' | 'outputSchema'>;
@@ -67,6 +68,11 @@ export function responseResult(
 
   const budget = options.outputBudget ?? DEFAULT_OUTPUT_BUDGET;
   const contentType = headerValue(response.headers, 'content-type') ?? '';
+  if (!isTextual(contentType)) {
+    return text(
+      `${tool.provider} returned ${bytes(response.body.length)} of ${contentType}, which is not shown as text.`,
+    );
+  }
   const body = redact(decode(response.body, contentType), options.secrets ?? []);
   const notes: string[] = [];
   if (response.truncated) {
@@ -75,24 +81,19 @@ export function responseResult(
     );
   }
 
-  const json = response.truncated ? undefined : parseJson(body, contentType);
-  if (json === undefined && !isTextual(contentType)) {
-    return text(
-      `${tool.provider} returned ${bytes(response.body.length)} of ${contentType}, which is not shown as text.`,
-    );
-  }
-  // Within budget, re-indent for readability; beyond it the text is cut anyway, so the provider's
-  // own (usually compact) form is kept and the CPU of re-formatting a large document is saved.
-  const shown = json !== undefined && response.body.length <= budget ? formatJson(json.value) : body;
+  const json = !response.truncated && isJsonBody(body, contentType);
+  // Within budget, laid out for readability (JSON that does not parse is shown as it came); beyond
+  // it the text is cut anyway, so the provider's own (usually compact) form is kept and the CPU of
+  // laying out a large document is saved.
+  const shown = (json && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
   const { kept, total } = cutToBudget(shown, budget);
   if (kept.length < shown.length)
     notes.push(truncationNote(tool, total - Buffer.byteLength(kept), total, budget));
 
   const result: CallToolResult = { content: [{ type: 'text', text: [kept, ...notes].join('\n\n') }] };
   // Once a tool declares an outputSchema, MCP requires structuredContent on success (clients check).
-  if (tool.outputSchema !== undefined && json !== undefined && isRecord(json.value)) {
-    result.structuredContent = json.value;
-  }
+  const structured = tool.outputSchema !== undefined && json ? parseJson(body, contentType) : undefined;
+  if (structured !== undefined && isRecord(structured.value)) result.structuredContent = structured.value;
   return result;
 }
 
@@ -234,70 +235,6 @@ function cutToBudget(value: string, budget: number): { kept: string; total: numb
   let end = budget;
   while (end > 0 && ((encoded[end] ?? 0) & 0xc0) === 0x80) end--;
   return { kept: encoded.subarray(0, end).toString('utf8'), total };
-}
-
-const INLINE_WIDTH = 80;
-
-function scalar(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return jsonString(value);
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-    default:
-      return JSON.stringify(value) ?? 'null';
-  }
-}
-
-/**
- * JSON indented by two spaces, except that an object or array whose one-line form fits in
- * INLINE_WIDTH columns, and holds no container that does not, stays on one line: readable, without
- * the token cost of putting every short array element on its own line.
- */
-class JsonLayout {
-  /** Whether the value last formatted spans several lines (told without searching its text). */
-  private multiline = false;
-
-  format(value: unknown, indent: string): string {
-    if (value === null || typeof value !== 'object') {
-      this.multiline = false;
-      return scalar(value);
-    }
-    const inner = `${indent}  `;
-    const array = Array.isArray(value);
-    const entries: string[] = [];
-    // The one-line form's width, counted as the entries are made: "[" and "]" and ", " between.
-    let width = indent.length;
-    let multiline = false;
-    if (array) {
-      for (const item of value as unknown[]) {
-        const entry = this.format(item, inner);
-        multiline ||= this.multiline;
-        width += entry.length + 2;
-        entries.push(entry);
-      }
-    } else {
-      const object = value as Record<string, unknown>;
-      for (const key in object) {
-        if (!Object.hasOwn(object, key)) continue;
-        const entry = `${jsonString(key)}: ${this.format(object[key], inner)}`;
-        multiline ||= this.multiline;
-        width += entry.length + 2;
-        entries.push(entry);
-      }
-    }
-    const open = array ? '[' : '{';
-    const close = array ? ']' : '}';
-    this.multiline = entries.length > 0 && (multiline || width > INLINE_WIDTH);
-    if (this.multiline) return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${close}`;
-    return `${open}${entries.join(', ')}${close}`;
-  }
-}
-
-function formatJson(value: unknown): string {
-  return new JsonLayout().format(value, '');
 }
 
 function isTextual(contentType: string): boolean {

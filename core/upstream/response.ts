@@ -96,10 +96,13 @@ export function retryAfterSeconds(headers: OutboundResponse['headers']): number 
   return value > 1_000_000_000 ? Math.max(0, value - Math.floor(Date.now() / 1000)) : value;
 }
 
+/** Whether a body is to be read as JSON: its type says so, or it has none and looks like JSON. */
+export function isJsonBody(body: string, contentType: string): boolean {
+  return /^[^;]*[/+]json\s*(;|$)/i.test(contentType) || (contentType === '' && /^\s*[[{]/.test(body));
+}
+
 export function parseJson(body: string, contentType: string): { value: unknown } | undefined {
-  const declared = /^[^;]*[/+]json\s*(;|$)/i.test(contentType);
-  // Without a content type, a body that looks like JSON is tried as JSON.
-  if (!declared && !(contentType === '' && /^\s*[[{]/.test(body))) return undefined;
+  if (!isJsonBody(body, contentType)) return undefined;
   try {
     return { value: JSON.parse(body) as unknown };
   } catch {

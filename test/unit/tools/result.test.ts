@@ -65,11 +65,27 @@ describe('successful responses', () => {
         '  "lone": "\\ud800",\n' +
         '  "nul": "\\u0000",\n' +
         '  "plain": "caf\u00e9 \u2028 100%",\n' +
-        '  "n": [1e+21, 0, 0.5, true, null]\n' +
+        '  "n": [1e21, -0, 0.5, true, null]\n' +
         '}',
     );
-    // The same JSON (-0 reads back as 0, as JSON.stringify writes it).
     expect(JSON.stringify(JSON.parse(text))).toBe(JSON.stringify(JSON.parse(body.toString())));
+  });
+
+  it('shows numbers as the provider wrote them and keys in its order', () => {
+    // A 19-digit id read into a JavaScript number would show as 1234567890123456800.
+    const body = Buffer.from('{"name":"x","2":"b","1":"a","id":1234567890123456789,"price":1.50}');
+    const text = textOf(responseResult(tool, response(200, body, { 'content-type': 'application/json' })));
+    expect(text).toBe('{"name": "x", "2": "b", "1": "a", "id": 1234567890123456789, "price": 1.50}');
+  });
+
+  it('shows a body that is not JSON after all as it came', () => {
+    // Each would read differently were it laid out.
+    const bodies = ['{"a":1,}', '{"a":"tab\there"}', '[01,2]', `${'['.repeat(600)}1,2${']'.repeat(600)}`];
+    for (const body of bodies) {
+      const result = responseResult(typed, response(200, body, { 'content-type': 'application/json' }));
+      expect(textOf(result)).toBe(body);
+      expect(result.structuredContent).toBeUndefined();
+    }
   });
 
   it('adds structuredContent for an object when the tool has an outputSchema', () => {
