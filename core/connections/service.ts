@@ -76,6 +76,13 @@ export class ConnectionService {
   private readonly opened = new Lru<string, { id: string; sealed: string; access: ProviderAccess }>(
     OPENED_MAX,
   );
+  /**
+   * The same, by the record a store returned: a store's read cache gives each call the same record
+   * object while the row is unchanged, found here without building the scope's key (a key made per
+   * call is hashed and compared in full). An entry lives as long as its record does: a change of
+   * the row is a new record.
+   */
+  private readonly openedRecords = new WeakMap<ConnectionRecord, ProviderAccess>();
 
   constructor(private readonly deps: ConnectionServiceDeps) {
     deps.bus.subscribe('connection.changed', ({ scope, provider }) =>
@@ -103,10 +110,14 @@ export class ConnectionService {
   ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
     const record = await this.deps.store.connections.get(scope, provider, options);
     if (!record) return undefined;
+    const known = this.openedRecords.get(record);
+    if (known) return { record, access: known };
     const key = `${scopeKey(scope)}\u0000${provider}`;
     const cached = this.opened.get(key);
-    if (cached?.id === record.id && cached.sealed === record.credentials)
+    if (cached?.id === record.id && cached.sealed === record.credentials) {
+      this.openedRecords.set(record, cached.access);
       return { record, access: cached.access };
+    }
     const scopeId = await this.deps.store.scopes.ensure(scope);
     const credentials = this.deps.vault.open(scopeId, provider, record.id, record.credentials);
     const access: ProviderAccess = Object.freeze({
@@ -114,6 +125,7 @@ export class ConnectionService {
       fields: record.fields,
     });
     this.opened.set(key, { id: record.id, sealed: record.credentials, access });
+    this.openedRecords.set(record, access);
     return { record, access };
   }
 

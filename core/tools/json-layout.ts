@@ -5,11 +5,10 @@
  * own line).
  *
  * Laid out from the text itself, token by token, rather than parsed to values and written back:
- * parsing a ~300-byte answer was about 15k of a tools/call's ~375k instructions, and writing it
- * back most of the rest of its formatting (scripts/bench/instructions.ts). Reading the tokens also
- * keeps what a round trip through JavaScript values loses: a number is shown as the provider wrote
- * it (an id of 19 digits stays exact), and keys stay in the provider's order (an object's integer
- * keys are not moved first). A string with escapes is shown as JSON.stringify writes it (`\u00e9`
+ * on a ~300-byte answer, about 3 % fewer instructions per tools/call (scripts/bench/instructions.ts,
+ * A/B). Reading the tokens also keeps what a round trip through JavaScript values loses: a number
+ * is shown as the provider wrote it (an id of 19 digits stays exact), and keys stay in the
+ * provider's order (an object's integer keys are not moved first). A string with escapes is shown as JSON.stringify writes it (`\u00e9`
  * as `é`: APIs that escape every non-ASCII character stay readable); any other string is already so.
  */
 import { jsonString } from '../json.js';
@@ -18,6 +17,7 @@ const INLINE_WIDTH = 80;
 /** Containers nested deeper than this are not laid out: the text is shown as it came. */
 const MAX_DEPTH = 512;
 
+const CONTROL = /[\u0000-\u001f]/;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
@@ -35,9 +35,20 @@ const CLOSE_ARRAY = 0x5d;
 /** true, false and null by their first character's code. */
 const LITERALS: Readonly<Record<number, string>> = { 0x74: 'true', 0x66: 'false', 0x6e: 'null' };
 
-/** A character code is a digit (false past the end, where charCodeAt gives NaN). */
+/** A character code is a digit. */
 function digit(code: number): boolean {
   return code >= ZERO && code <= NINE;
+}
+
+/**
+ * `parts.join(separator)` as a rope: join copies every part into a flat string at once, and a
+ * container's parts are ropes of their own (laid out nested values), flattened again at each level;
+ * concatenation leaves one flattening, where the whole text is written out.
+ */
+function joined(parts: readonly string[], separator: string): string {
+  let out = parts[0]!;
+  for (let i = 1; i < parts.length; i++) out += separator + parts[i]!;
+  return out;
 }
 
 class Layout {
@@ -45,7 +56,20 @@ class Layout {
   /** Whether the value last laid out spans several lines (told without searching its text). */
   private multiline = false;
 
-  constructor(private readonly text: string) {}
+  /** Whether the text has no control character, so that a string token ends at the next quote. */
+  private readonly plain: boolean;
+  /** The first backslash at or after the string token being read; -1: none. */
+  private backslash: number;
+
+  constructor(private readonly text: string) {
+    this.plain = !CONTROL.test(text);
+    this.backslash = text.indexOf('\\');
+  }
+
+  /** The code of the character at `pos`; -1 past the end (where charCodeAt's NaN is a float). */
+  private at(pos: number): number {
+    return pos < this.text.length ? this.text.charCodeAt(pos) : -1;
+  }
 
   /** The text laid out, or undefined when it is not exactly one JSON value (RFC 8259). */
   document(): string | undefined {
@@ -58,10 +82,9 @@ class Layout {
 
   /** Skips JSON's whitespace: space, tab, line feed, carriage return. */
   private space(): void {
-    const text = this.text;
     let pos = this.pos;
     for (;;) {
-      const code = text.charCodeAt(pos);
+      const code = this.at(pos);
       if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) break;
       pos++;
     }
@@ -70,7 +93,7 @@ class Layout {
 
   private value(indent: string, depth: number): string | undefined {
     this.multiline = false;
-    const code = this.text.charCodeAt(this.pos);
+    const code = this.at(this.pos);
     if (code === OPEN_OBJECT || code === OPEN_ARRAY)
       return depth < MAX_DEPTH ? this.container(code === OPEN_OBJECT, indent, depth + 1) : undefined;
     if (code === QUOTE) return this.string();
@@ -78,11 +101,10 @@ class Layout {
   }
 
   private container(object: boolean, indent: string, depth: number): string | undefined {
-    const text = this.text;
     const close = object ? CLOSE_OBJECT : CLOSE_ARRAY;
     this.pos++;
     this.space();
-    if (text.charCodeAt(this.pos) === close) {
+    if (this.at(this.pos) === close) {
       this.pos++;
       return object ? '{}' : '[]';
     }
@@ -94,10 +116,10 @@ class Layout {
     for (;;) {
       let entry: string | undefined;
       if (object) {
-        const key = text.charCodeAt(this.pos) === QUOTE ? this.string() : undefined;
+        const key = this.at(this.pos) === QUOTE ? this.string() : undefined;
         if (key === undefined) return undefined;
         this.space();
-        if (text.charCodeAt(this.pos) !== COLON) return undefined;
+        if (this.at(this.pos) !== COLON) return undefined;
         this.pos++;
         this.space();
         const value = this.value(inner, depth);
@@ -111,7 +133,7 @@ class Layout {
       width += entry.length + 2;
       entries.push(entry);
       this.space();
-      const next = text.charCodeAt(this.pos);
+      const next = this.at(this.pos);
       this.pos++;
       if (next === close) break;
       if (next !== COMMA) return undefined;
@@ -119,32 +141,21 @@ class Layout {
     }
     this.multiline = multiline || width > INLINE_WIDTH;
     const [open, end] = object ? ['{', '}'] : ['[', ']'];
-    if (this.multiline) return `${open}\n${inner}${entries.join(`,\n${inner}`)}\n${indent}${end}`;
-    return `${open}${entries.join(', ')}${end}`;
+    if (this.multiline) return `${open}\n${inner}${joined(entries, `,\n${inner}`)}\n${indent}${end}`;
+    return `${open}${joined(entries, ', ')}${end}`;
   }
 
   /** A string token: as written when it has no escape, else as JSON.stringify writes its value. */
   private string(): string | undefined {
     const text = this.text;
     const start = this.pos;
-    let pos = start + 1;
-    let escaped = false;
-    for (;;) {
-      const code = text.charCodeAt(pos);
-      if (code === QUOTE) break;
-      if (code === BACKSLASH) {
-        // The escaped character is never the closing quote; JSON.parse judges the escape below.
-        escaped = true;
-        pos += 2;
-        continue;
-      }
-      // A control character (or the end of the text): not JSON.
-      if (!(code >= 0x20)) return undefined;
-      pos++;
-    }
-    this.pos = pos + 1;
-    const token = text.slice(start, pos + 1);
-    if (!escaped) return token;
+    let end = this.plain ? text.indexOf('"', start + 1) : -1;
+    if (end === -1 || (this.backslash !== -1 && this.backslash < end)) end = this.stringEnd(start);
+    if (end === -1) return undefined;
+    this.pos = end + 1;
+    const token = text.slice(start, end + 1);
+    if (this.backslash === -1 || this.backslash > end) return token;
+    this.backslash = text.indexOf('\\', end);
     try {
       return jsonString(JSON.parse(token) as string);
     } catch {
@@ -152,32 +163,49 @@ class Layout {
     }
   }
 
+  /**
+   * The closing quote of the string token at `start`, read character by character (a text with
+   * control characters, which JSON allows only between tokens, or a token with an escape); -1 where
+   * no valid token ends. The escaped character is never the closing quote; JSON.parse judges the
+   * escape itself.
+   */
+  private stringEnd(start: number): number {
+    let pos = start + 1;
+    for (;;) {
+      const code = this.at(pos);
+      if (code === QUOTE) return pos;
+      if (code === BACKSLASH) pos += 2;
+      else if (code < 0x20) return -1;
+      else pos++;
+    }
+  }
+
   /** A number, as written (checked against JSON's grammar), or true, false or null. */
   private scalar(): string | undefined {
     const text = this.text;
     const start = this.pos;
-    const literal = LITERALS[text.charCodeAt(start)];
+    const literal = LITERALS[this.at(start)];
     if (literal !== undefined) {
       if (!text.startsWith(literal, start)) return undefined;
       this.pos = start + literal.length;
       return literal;
     }
     let pos = start;
-    if (text.charCodeAt(pos) === MINUS) pos++;
-    const first = text.charCodeAt(pos);
+    if (this.at(pos) === MINUS) pos++;
+    const first = this.at(pos);
     if (first === ZERO) pos++;
-    else if (digit(first)) while (digit(text.charCodeAt(pos))) pos++;
+    else if (digit(first)) while (digit(this.at(pos))) pos++;
     else return undefined;
-    if (text.charCodeAt(pos) === DOT) {
-      if (!digit(text.charCodeAt(++pos))) return undefined;
-      while (digit(text.charCodeAt(pos))) pos++;
+    if (this.at(pos) === DOT) {
+      if (!digit(this.at(++pos))) return undefined;
+      while (digit(this.at(pos))) pos++;
     }
-    const exponent = text.charCodeAt(pos);
+    const exponent = this.at(pos);
     if (exponent === 0x65 || exponent === 0x45) {
-      const sign = text.charCodeAt(++pos);
+      const sign = this.at(++pos);
       if (sign === PLUS || sign === MINUS) pos++;
-      if (!digit(text.charCodeAt(pos))) return undefined;
-      while (digit(text.charCodeAt(pos))) pos++;
+      if (!digit(this.at(pos))) return undefined;
+      while (digit(this.at(pos))) pos++;
     }
     this.pos = pos;
     return text.slice(start, pos);

@@ -52,11 +52,13 @@ export interface ProviderClientDeps {
  */
 export class ProviderClient {
   /**
-   * TOOLGATE_PROVIDER_<ID>[_<SERVER>]_BASE_URL by provider and setting. The environment is read
-   * once per name, as every other setting is (config.ts): a process.env lookup costs microseconds,
-   * on every provider call.
+   * TOOLGATE_PROVIDER_<ID>[_<SERVER>]_BASE_URL by provider id and server name ('' for the base
+   * URL). The environment is read once per name, as every other setting is (config.ts): a
+   * process.env lookup costs microseconds, on every provider call. Keyed by the catalog's own
+   * strings, a call's lookup builds no key: a string made per call is hashed and compared in full
+   * by every map it is looked up in.
    */
-  private readonly overrides = new Map<string, string | undefined>();
+  private readonly overrides = new Map<string, Map<string, string | undefined>>();
 
   constructor(private readonly deps: ProviderClientDeps) {}
 
@@ -200,11 +202,15 @@ export class ProviderClient {
 
   /** The configured base URL override of a provider (or one of its servers), without trailing slashes. */
   private override(providerId: string, server: string | undefined): string | undefined {
-    const name = server ? `${server.toUpperCase()}_BASE_URL` : 'BASE_URL';
-    const key = `${providerId} ${name}`;
-    if (!this.overrides.has(key))
-      this.overrides.set(key, providerSetting(this.deps.config, providerId, name)?.replace(/\/+$/, ''));
-    return this.overrides.get(key);
+    let settings = this.overrides.get(providerId);
+    if (settings === undefined)
+      this.overrides.set(providerId, (settings = new Map<string, string | undefined>()));
+    const key = server ?? '';
+    if (!settings.has(key)) {
+      const name = server ? `${server.toUpperCase()}_BASE_URL` : 'BASE_URL';
+      settings.set(key, providerSetting(this.deps.config, providerId, name)?.replace(/\/+$/, ''));
+    }
+    return settings.get(key);
   }
 
   /** Adds the manifest's static headers and the connection's credentials to a request. */
