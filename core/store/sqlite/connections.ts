@@ -36,7 +36,7 @@ export class SqliteConnections implements ConnectionStore {
 
   async get(scope: Scope, provider: string): Promise<ConnectionRecord | undefined> {
     const columns = scopeColumns(scope);
-    return this.sql.hotRead(`connection\u0000${columns.join('\u0000')}\u0000${provider}`, () => {
+    return this.sql.hotRead('connections', `${columns.join('\u0000')}\u0000${provider}`, () => {
       const row = this.sql.one<ConnectionRow>(
         `${CONNECTION_SELECT} WHERE ${SCOPE_MATCH} AND c.provider = ?`,
         ...columns,

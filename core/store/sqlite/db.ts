@@ -8,12 +8,19 @@ import { scopeColumns } from '../rows.js';
 import { Lru } from '../../lru.js';
 
 /**
- * Rows {@link SqliteDb.hotRead} keeps for the per-call path; past it the least recently used goes.
- * A call reads a row of each kind (its key, its scope's connection, its client's policy): room for
- * 10,000 busy scopes and their keys and policies, whatever order they call in (a least-recently-used
- * bound just below the rows a cycle needs would miss on every call).
+ * Rows {@link SqliteDb.hotRead} keeps per table for the per-call path; past it the least recently
+ * used goes. A call reads a row of each (its key, its scope's connection, its client's policy):
+ * room for twice 10,000 busy scopes, whatever order they call in (a least-recently-used bound just
+ * below the rows a cycle needs would miss on every call).
  */
 const HOT_ROWS = 20_000;
+
+/**
+ * The tables a call reads ({@link SqliteDb.hotRead}), each with rows of its own: a table's key needs
+ * no prefix to tell it from another's, so a caller may key by a string it keeps (the key's hash)
+ * rather than build one per call (a string made per call is hashed and compared in full).
+ */
+export type HotTable = 'keys' | 'connections' | 'policies';
 
 /**
  * How long a reading of `PRAGMA data_version` (other connections' commits) stands for the per-call
@@ -44,8 +51,12 @@ export class SqliteDb {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
   private readonly scopeIds = new Map<string, string>();
-  /** Rows read on every tool call (see {@link hotRead}), by statement and arguments. */
-  private readonly hot = new Lru<string, object>(HOT_ROWS);
+  /** Rows read on every tool call (see {@link hotRead}), by table, then by the caller's key. */
+  private readonly hot: Readonly<Record<HotTable, Lru<string, object>>> = {
+    keys: new Lru(HOT_ROWS),
+    connections: new Lru(HOT_ROWS),
+    policies: new Lru(HOT_ROWS),
+  };
   /** The database state `hot` was read in: data_version (other connections) and our watched writes. */
   private hotState = { version: -1, writes: -1 };
   /** The last data_version read, and until when (performance.now()) it stands. */
@@ -123,7 +134,7 @@ export class SqliteDb {
    * seen by the requests that start after it (another process's within {@link DATA_VERSION_MS} by default).
    * An implementation detail of this store, not of the contract.
    */
-  hotRead<T extends object>(key: string, read: () => T | undefined): T | undefined {
+  hotRead<T extends object>(table: HotTable, key: string, read: () => T | undefined): T | undefined {
     const now = performance.now();
     if (now >= this.dataVersion.until)
       this.dataVersion = {
@@ -132,14 +143,15 @@ export class SqliteDb {
       };
     const version = this.dataVersion.value;
     if (version !== this.hotState.version || this.writes !== this.hotState.writes) {
-      this.hot.clear();
+      for (const rows of Object.values(this.hot)) rows.clear();
       this.hotState = { version, writes: this.writes };
     }
-    const cached = this.hot.get(key);
+    const rows = this.hot[table];
+    const cached = rows.get(key);
     if (cached) return cached as T;
     const value = read();
     if (value === undefined) return undefined;
-    this.hot.set(key, Object.freeze(value));
+    rows.set(key, Object.freeze(value));
     return value;
   }
 

@@ -52,14 +52,19 @@ export class SqliteKeys implements KeyStore {
   }
 
   async findByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.sql.hotRead(`key\u0000${hashVersion}\u0000${hash}`, () => {
+    const read = (): { hashVersion: number; record: ApiKeyRecord } | undefined => {
       const row = this.sql.one<KeyRow>(
         `${KEY_SELECT} WHERE k.hash_version = ? AND k.hash = ?`,
         hashVersion,
         hash,
       );
-      return row && keyRecord(row);
-    });
+      return row && { hashVersion, record: keyRecord(row) };
+    };
+    // Kept under the hash alone, its version beside it: the key service asks with the hash string
+    // it keeps, so the lookup builds no key (db.ts, HotTable).
+    const hot = this.sql.hotRead('keys', hash, read);
+    if (hot === undefined || hot.hashVersion === hashVersion) return hot?.record;
+    return read()?.record;
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {

@@ -13,8 +13,10 @@ export class SqlitePolicies implements PolicyStore {
 
   async get(clientId: string, orgId: string | null): Promise<ToolPolicyRecord | undefined> {
     // Read on every request: from memory while the database is unchanged (db.ts, hotRead), absence
-    // included, since most clients have no policy.
-    return this.sql.hotRead(`policy\u0000${clientId}\u0000${orgId ?? ''}`, () => {
+    // included, since most clients have no policy. Without an organization, keyed by the client id
+    // the key's record holds: no key built per call.
+    const key = orgId === null ? clientId : `${clientId}\u0000${orgId}`;
+    return this.sql.hotRead('policies', key, () => {
       const row = this.sql.one<ToolPolicyRow>(
         'SELECT * FROM tool_policies WHERE client_id = ? AND org_id = ?',
         clientId,

@@ -331,6 +331,18 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         const listed = await store.keys.list();
         expect(listed.map((k) => k.id).sort()).toEqual(['key_1', 'key_2']);
         expect(listed.find((k) => k.id === 'key_1')).toEqual(expected);
+        // The same hash under another version is another key, whichever was asked for first.
+        await store.keys.insert({
+          id: 'key_3',
+          clientId: client.id,
+          type: 'solo',
+          hash: 'h1',
+          hashVersion: 2,
+          hint: 'tg_…ijkl',
+        });
+        expect((await store.keys.findByHash(1, 'h1'))?.id).toBe('key_1');
+        expect((await store.keys.findByHash(2, 'h1'))?.id).toBe('key_3');
+        expect((await store.keys.findByHash(1, 'h1'))?.id).toBe('key_1');
       });
 
       it('revokes a key once, keeps finding it by hash, and lists it as revoked since a time', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../../core/store/index.js';
 import { MIGRATIONS } from '../../../core/store/migrations.js';
-import { SqliteDb } from '../../../core/store/sqlite/db.js';
+import { SqliteDb, type HotTable } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import type { AuditEntry } from '../../../core/store/types.js';
 import { AUDIT_BEFORE_10, describeStoreContract, expectAuditBefore10Kept, seedKey } from './contract.js';
@@ -106,28 +106,32 @@ describe('SqliteStore (SQLite only)', () => {
     try {
       db.run('CREATE TABLE t (v INTEGER)');
       const reads = new Map<string, number>();
-      const read = (key: string) =>
-        db.hotRead(key, () => {
-          reads.set(key, (reads.get(key) ?? 0) + 1);
+      const read = (key: string, table: HotTable = 'connections') =>
+        db.hotRead(table, key, () => {
+          reads.set(`${table} ${key}`, (reads.get(`${table} ${key}`) ?? 0) + 1);
           return { key };
         });
       /** Reads `key`; how often it has been read from the database so far. */
-      const readCount = (key: string) => {
-        read(key);
-        return reads.get(key);
+      const readCount = (key: string, table: HotTable = 'connections') => {
+        read(key, table);
+        return reads.get(`${table} ${key}`);
       };
       for (let i = 0; i < 30_000; i++) {
         read('busy');
         read(`scope-${i}`);
       }
       // Least recently used eviction: the row read between every other one stayed in memory.
-      expect(reads.get('busy')).toBe(1);
+      expect(reads.get('connections busy')).toBe(1);
+      // Each table has rows of its own, under the same key too.
+      expect(readCount('busy', 'keys')).toBe(1);
+      expect(readCount('busy', 'keys')).toBe(1);
       expect(readCount('scope-29999')).toBe(1);
       expect(readCount('scope-0')).toBe(2);
 
-      // This connection's commit is seen by the next read.
+      // This connection's commit is seen by the next read, in every table.
       db.run('INSERT INTO t (v) VALUES (1)');
       expect(readCount('busy')).toBe(2);
+      expect(readCount('busy', 'keys')).toBe(2);
       // So is a write that returns rows (read through `one`), and one of a migration (`exec`).
       db.one('INSERT INTO t (v) VALUES (2) RETURNING v');
       expect(readCount('busy')).toBe(3);
