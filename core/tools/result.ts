@@ -85,12 +85,17 @@ export function responseResult(
   // Within budget, laid out for readability (JSON that does not parse is shown as it came); beyond
   // it the text is cut anyway, so the provider's own (usually compact) form is kept and the CPU of
   // laying out a large document is saved.
-  const shown = (json && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
-  const { kept, total } = cutToBudget(shown, budget);
-  if (kept.length < shown.length)
-    notes.push(truncationNote(tool, total - Buffer.byteLength(kept), total, budget));
+  let shown = (json && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a text this short fits unmeasured (measuring a
+  // laid-out text reads it all, before writing the result out reads it again).
+  if (shown.length * 3 > budget) {
+    const { kept, total } = cutToBudget(shown, budget);
+    if (kept.length < shown.length)
+      notes.push(truncationNote(tool, total - Buffer.byteLength(kept), total, budget));
+    shown = kept;
+  }
 
-  const result: CallToolResult = { content: [{ type: 'text', text: [kept, ...notes].join('\n\n') }] };
+  const result: CallToolResult = { content: [{ type: 'text', text: [shown, ...notes].join('\n\n') }] };
   // Once a tool declares an outputSchema, MCP requires structuredContent on success (clients check).
   const structured = tool.outputSchema !== undefined && json ? parseJson(body, contentType) : undefined;
   if (structured !== undefined && isRecord(structured.value)) result.structuredContent = structured.value;
