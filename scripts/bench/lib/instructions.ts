@@ -81,8 +81,14 @@ export function valgrindMissing(): string | undefined {
     : 'valgrind is not installed (Debian: apt-get install valgrind)';
 }
 
-/** The JIT compiler's and the garbage collector's entry points, by their C++ names. */
-const SHARES = { compile: /Runtime_Compile/, gc: /Heap::CollectGarbage/ } as const;
+/**
+ * The JIT compiler's and the garbage collector's entry points, by their C++ names. The collector's
+ * include the steps of incremental marking (`IncrementalMarking::Step` under allocations, the
+ * marking job's task, the finalization that ends in a full collection): a major collection's
+ * marking falls in a counted window now and then, and alone added up to 40k instructions per call
+ * to one gateway's count, outside `Heap::CollectGarbage`.
+ */
+const SHARES = { compile: /Runtime_Compile/, gc: /Heap::CollectGarbage|IncrementalMarking/ } as const;
 type Share = keyof typeof SHARES;
 
 const FUNCTION_LINE = /^c?fn=\((\d+)\)(?: (.*))?$/;
