@@ -8,8 +8,9 @@
  * on a ~300-byte answer, about 3 % fewer instructions per tools/call (scripts/bench/instructions.ts,
  * A/B). Reading the tokens also keeps what a round trip through JavaScript values loses: a number
  * is shown as the provider wrote it (an id of 19 digits stays exact), and keys stay in the
- * provider's order (an object's integer keys are not moved first). A string with escapes is shown as JSON.stringify writes it (`\u00e9`
- * as `é`: APIs that escape every non-ASCII character stay readable); any other string is already so.
+ * provider's order (an object's integer keys are not moved first). A string with escapes is shown
+ * as JSON.stringify writes it (`\u00e9` as `é`: APIs that escape every non-ASCII character stay
+ * readable); any other string is already so.
  */
 import { jsonString } from '../json.js';
 

@@ -18,7 +18,7 @@ import {
   headerValue,
   isJsonBody,
   isRecord,
-  parseJson,
+  parseJsonText,
   providerMessage,
   redact,
   retryAfterSeconds,
@@ -81,11 +81,11 @@ export function responseResult(
     );
   }
 
-  const json = !response.truncated && isJsonBody(body, contentType);
+  const isJson = !response.truncated && isJsonBody(body, contentType);
   // Within budget, laid out for readability (JSON that does not parse is shown as it came); beyond
   // it the text is cut anyway, so the provider's own (usually compact) form is kept and the CPU of
   // laying out a large document is saved.
-  let shown = (json && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
+  let shown = (isJson && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
   // A UTF-16 unit is at most 3 bytes of UTF-8: a text this short fits unmeasured (measuring a
   // laid-out text reads it all, before writing the result out reads it again).
   if (shown.length * 3 > budget) {
@@ -97,7 +97,7 @@ export function responseResult(
 
   const result: CallToolResult = { content: [{ type: 'text', text: [shown, ...notes].join('\n\n') }] };
   // Once a tool declares an outputSchema, MCP requires structuredContent on success (clients check).
-  const structured = tool.outputSchema !== undefined && json ? parseJson(body, contentType) : undefined;
+  const structured = tool.outputSchema !== undefined && isJson ? parseJsonText(body) : undefined;
   if (structured !== undefined && isRecord(structured.value)) result.structuredContent = structured.value;
   return result;
 }

@@ -102,7 +102,11 @@ export function isJsonBody(body: string, contentType: string): boolean {
 }
 
 export function parseJson(body: string, contentType: string): { value: unknown } | undefined {
-  if (!isJsonBody(body, contentType)) return undefined;
+  return isJsonBody(body, contentType) ? parseJsonText(body) : undefined;
+}
+
+/** A body already judged JSON ({@link isJsonBody}), parsed; undefined when it does not parse. */
+export function parseJsonText(body: string): { value: unknown } | undefined {
   try {
     return { value: JSON.parse(body) as unknown };
   } catch {
