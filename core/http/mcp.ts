@@ -98,7 +98,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
           throw UNSERVED[method]();
         }
         request.mcpGeneration = transport.generation;
-        return telemetry.mcpRequest(
+        return await telemetry.mcpRequest(
           methodOf(request),
           transport.generation,
           traceCarrier(request),

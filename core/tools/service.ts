@@ -248,7 +248,7 @@ export class ToolService {
         `Unknown tool: ${name}. Find tools with search_tools or tools/list, or a provider to connect with list_providers.`,
       );
     }
-    return this.deps.runProviderTool(
+    return await this.deps.runProviderTool(
       caller,
       provider,
       tool,

@@ -128,7 +128,7 @@ export class ProviderClient {
       // Every field present, absent ones undefined: one shape for every provider request, so the
       // outbound client's reads of it stay cheap (spread objects of varying shapes made them
       // megamorphic, ~1 % of a tools/call's instructions; scripts/bench under callgrind).
-      return this.deps.telemetry.upstreamCall(provider.id, request, () =>
+      return await this.deps.telemetry.upstreamCall(provider.id, request, () =>
         this.deps.outbound.send({
           method: request.method,
           url: request.url,

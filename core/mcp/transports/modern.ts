@@ -173,7 +173,7 @@ export class ModernTransport implements Transport {
   async post(exchange: McpExchange): Promise<void> {
     const { request, reply, caller } = exchange;
     const route = exchange.route();
-    if (route.kind === 'modern') return this.serve(request, reply, caller, route);
+    if (route.kind === 'modern') return await this.serve(request, reply, caller, route);
     // A rejection (bad headers, a malformed envelope): the SDK writes the error answer.
     return this.forward(this.sharedHandler, request, reply, caller);
   }
@@ -201,8 +201,7 @@ export class ModernTransport implements Transport {
         'modern',
         callContext(params?._meta, params?.inputResponses, disconnectSignal(reply)),
       );
-      await sendRpc(reply, body);
-      return;
+      return sendRpc(reply, body);
     }
     if (route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {
       await this.listen(request, reply, caller);

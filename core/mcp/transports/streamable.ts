@@ -59,7 +59,7 @@ export class StreamableTransport implements Transport {
     return header(exchange.request, 'mcp-session-id') !== undefined;
   }
 
-  async post({ request, reply, caller }: McpExchange): Promise<FastifyReply> {
+  async post({ request, reply, caller }: McpExchange): Promise<unknown> {
     const version = header(request, 'mcp-protocol-version');
     if (version !== undefined && !(LEGACY_VERSIONS as readonly string[]).includes(version)) {
       throw new GatewayError(
