@@ -18,6 +18,7 @@ import {
   headerValue,
   isJsonBody,
   isRecord,
+  mediaType,
   parseJsonText,
   providerMessage,
   redact,
@@ -68,7 +69,7 @@ export function responseResult(
 
   const budget = options.outputBudget ?? DEFAULT_OUTPUT_BUDGET;
   const contentType = headerValue(response.headers, 'content-type') ?? '';
-  if (!isTextual(contentType)) {
+  if (!mediaType(contentType).textual) {
     return text(
       `${tool.provider} returned ${bytes(response.body.length)} of ${contentType}, which is not shown as text.`,
     );
@@ -240,14 +241,6 @@ function cutToBudget(value: string, budget: number): { kept: string; total: numb
   let end = budget;
   while (end > 0 && ((encoded[end] ?? 0) & 0xc0) === 0x80) end--;
   return { kept: encoded.subarray(0, end).toString('utf8'), total };
-}
-
-function isTextual(contentType: string): boolean {
-  return (
-    contentType === '' ||
-    /^\s*text\//i.test(contentType) ||
-    /json|xml|javascript|yaml|csv|x-www-form-urlencoded|graphql/i.test(contentType.split(';')[0] ?? '')
-  );
 }
 
 function bytes(count: number): string {

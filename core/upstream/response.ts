@@ -4,6 +4,8 @@
  * how long it asks callers to wait. Used by result shaping (tools/) and credential checks
  * (connections/) alike.
  */
+import { TextDecoder } from 'node:util';
+import { Lru } from '../lru.js';
 import type { OutboundResponse } from './outbound.js';
 
 const PROVIDER_MESSAGE_MAX = 300;
@@ -96,9 +98,57 @@ export function retryAfterSeconds(headers: OutboundResponse['headers']): number 
   return value > 1_000_000_000 ? Math.max(0, value - Math.floor(Date.now() / 1000)) : value;
 }
 
+/** What a Content-Type says of the body it heads. */
+export interface MediaType {
+  /** Shown to an agent as text: text/*, JSON, XML, JavaScript, YAML, CSV, forms, GraphQL; no type at all. */
+  textual: boolean;
+  /** Declared JSON (`application/json`, `application/problem+json`, ...). */
+  json: boolean;
+  /** The decoder of a declared charset other than UTF-8 that TextDecoder knows; else the body is UTF-8. */
+  decoder: TextDecoder | undefined;
+}
+
+/**
+ * Content-Types read lately, by their text: a provider sends the same one with every answer, and
+ * reading one takes five regular expressions, about 5k instructions of a tools/call
+ * (scripts/bench/instructions.ts). Bounded: a header is the provider's to choose.
+ */
+const MEDIA_TYPES = new Lru<string, MediaType>(256);
+
+/** What a Content-Type header's text says (see {@link MediaType}); `''` when there was none. */
+export function mediaType(contentType: string): MediaType {
+  let type = MEDIA_TYPES.get(contentType);
+  if (type === undefined) {
+    type = readMediaType(contentType);
+    MEDIA_TYPES.set(contentType, type);
+  }
+  return type;
+}
+
+function readMediaType(contentType: string): MediaType {
+  const essence = contentType.split(';')[0] ?? '';
+  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1];
+  let decoder: TextDecoder | undefined;
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    try {
+      decoder = new TextDecoder(charset);
+    } catch {
+      // An unknown charset label: UTF-8 is the best guess for an API.
+    }
+  }
+  return {
+    textual:
+      contentType === '' ||
+      /^\s*text\//i.test(contentType) ||
+      /json|xml|javascript|yaml|csv|x-www-form-urlencoded|graphql/i.test(essence),
+    json: /^[^;]*[/+]json\s*(;|$)/i.test(contentType),
+    decoder,
+  };
+}
+
 /** Whether a body is to be read as JSON: its type says so, or it has none and looks like JSON. */
 export function isJsonBody(body: string, contentType: string): boolean {
-  return /^[^;]*[/+]json\s*(;|$)/i.test(contentType) || (contentType === '' && /^\s*[[{]/.test(body));
+  return mediaType(contentType).json || (contentType === '' && /^\s*[[{]/.test(body));
 }
 
 export function parseJson(body: string, contentType: string): { value: unknown } | undefined {
@@ -115,15 +165,7 @@ export function parseJsonText(body: string): { value: unknown } | undefined {
 }
 
 export function decode(body: Buffer, contentType: string): string {
-  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1];
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    try {
-      return new TextDecoder(charset).decode(body);
-    } catch {
-      // An unknown charset label: UTF-8 is the best guess for an API.
-    }
-  }
-  return body.toString('utf8');
+  return mediaType(contentType).decoder?.decode(body) ?? body.toString('utf8');
 }
 
 export function headerValue(headers: OutboundResponse['headers'], name: string): string | undefined {

@@ -124,6 +124,26 @@ describe('successful responses', () => {
     });
     expect(textOf(responseResult(tool, latin1))).toBe('café');
   });
+
+  it('reads each answer by its own type, however often a type was seen before', () => {
+    const bytes = Buffer.from([0x63, 0x61, 0x66, 0xc3, 0xa9]);
+    const as = (contentType: string) =>
+      textOf(responseResult(tool, response(200, bytes, { 'content-type': contentType })));
+    for (let round = 0; round < 3; round++) {
+      expect(as('text/plain; charset=ISO-8859-1')).toBe('cafÃ©');
+      expect(as('text/plain; charset=utf-8')).toBe('café');
+      expect(as('text/plain; charset=no-such-charset')).toBe('café');
+      expect(as('text/plain')).toBe('café');
+    }
+    const problem = response(200, '{"a":1}', { 'content-type': 'application/problem+json' });
+    const vendor = response(200, '{"a":1}', { 'content-type': 'application/vnd.api+json; charset=utf-8' });
+    const plain = response(200, '{"a":1}', { 'content-type': 'text/plain' });
+    for (let round = 0; round < 2; round++) {
+      expect(responseResult(typed, problem).structuredContent).toEqual({ a: 1 });
+      expect(responseResult(typed, vendor).structuredContent).toEqual({ a: 1 });
+      expect(responseResult(typed, plain).structuredContent).toBeUndefined();
+    }
+  });
 });
 
 describe('output budget', () => {
