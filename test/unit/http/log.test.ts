@@ -42,6 +42,34 @@ describe('access log', () => {
     expect(lines[1]).toMatchObject({ req: { url: '/missing' }, res: { statusCode: 404 } });
     expect(JSON.stringify(lines)).not.toContain('sentinel-token');
   });
+
+  it("names the request in every line of it, its own lines and the access line, and in no other request's", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const app = createApp({
+      logLevel: 'info',
+      logStream: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    app.get('/work', (request) => {
+      request.log.warn({ step: 1 }, 'working');
+      return { ok: true };
+    });
+    await app.inject({ method: 'GET', url: '/work' });
+    await app.inject({ method: 'GET', url: '/work' });
+    await app.close();
+
+    expect(lines.map((line) => line.msg)).toEqual([
+      'working',
+      'request completed',
+      'working',
+      'request completed',
+    ]);
+    const ids = lines.map((line) => line.reqId);
+    expect(ids[0]).toEqual(expect.any(String));
+    expect(ids[1]).toBe(ids[0]);
+    expect(ids[3]).toBe(ids[2]);
+    expect(ids[2]).not.toBe(ids[0]);
+    expect(lines[0]).toMatchObject({ level: 40, step: 1, pid: process.pid });
+  });
 });
 
 describe('accessLine', () => {
