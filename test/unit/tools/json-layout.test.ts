@@ -1,14 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { layoutJson } from '../../../core/tools/json-layout.js';
+import { seeded } from '../../helpers/seeded.js';
 
-/** A seeded generator, so that a failure names an input that fails again. */
+/** A seeded generator of JSON values, so that a failure names an input that fails again. */
 function generator(seed: number) {
-  let state = seed;
-  const next = (): number => {
-    state = (Math.imul(state, 1103515245) + 12345) & 0x7fffffff;
-    return state / 0x7fffffff;
-  };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const { next, pick } = seeded(seed);
   const characters = [
     'a',
     'Z',
