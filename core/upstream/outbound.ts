@@ -13,6 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
+import { readTarget, type Target } from './target.js';
 import { lowerHeaderName } from './template.js';
 
 export interface OutboundOptions {
@@ -247,7 +248,7 @@ export class OutboundClient {
       if (!open && isIP(literal) !== 0) assertPublic(literal, literal);
       let response: Response;
       try {
-        response = await undiciFetch(url, {
+        response = await undiciFetch(url.href, {
           ...(init as unknown as Parameters<typeof undiciFetch>[1]),
           redirect: 'manual',
           dispatcher: open ? this.#open : this.#guarded,
@@ -269,7 +270,7 @@ export class OutboundClient {
 
   /** One hop: the request sent, and its response read (see {@link Exchange}). */
   #exchange(
-    url: URL,
+    url: Target,
     method: Dispatcher.HttpMethod,
     headers: HeaderList,
     body: string | Buffer | undefined,
@@ -287,7 +288,7 @@ export class OutboundClient {
       agent.dispatch(
         {
           origin: url.origin,
-          path: url.pathname + url.search,
+          path: url.path,
           method,
           headers,
           body: body ?? null,
@@ -440,14 +441,10 @@ function guardLookup(lookup: LookupFunction): LookupFunction {
   };
 }
 
-function parseTarget(raw: string): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // Not `new URL`'s own TypeError: it carries the whole input, secrets included, into logs.
-    throw new OutboundBlockedError('', 'invalid_url', 'the URL is not valid');
-  }
+function parseTarget(raw: string): Target {
+  const url = readTarget(raw);
+  // Not `new URL`'s own TypeError: it carries the whole input, secrets included, into logs.
+  if (url === undefined) throw new OutboundBlockedError('', 'invalid_url', 'the URL is not valid');
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new OutboundBlockedError(
       url.hostname,
@@ -458,10 +455,10 @@ function parseTarget(raw: string): URL {
   return url;
 }
 
-function parseRedirect(location: string, from: URL): URL {
+function parseRedirect(location: string, from: Target): Target {
   let resolved: string;
   try {
-    resolved = new URL(location, from).href;
+    resolved = new URL(location, from.href).href;
   } catch {
     throw new OutboundNetworkError(from.hostname, 'BAD_REDIRECT');
   }
