@@ -112,16 +112,7 @@ export class Telemetry {
     status: () => number,
   ): Promise<T> {
     // Without tracing, run's own promise: an async function returning it would cost two more ticks.
-    return tracing() ? this.tracedRequest(method, generation, carrier, run, status) : run();
-  }
-
-  private async tracedRequest<T>(
-    method: string,
-    generation: string,
-    carrier: Readonly<Record<string, unknown>>,
-    run: () => Promise<T>,
-    status: () => number,
-  ): Promise<T> {
+    if (!tracing()) return run();
     const parent = propagation.extract(ROOT_CONTEXT, carrier);
     const span = tracer.startSpan(
       method,
@@ -131,17 +122,19 @@ export class Telemetry {
       },
       parent,
     );
-    try {
-      const result = await context.with(trace.setSpan(parent, span), run);
-      span.setAttribute('http.response.status_code', status());
-      return result;
-    } catch (error) {
-      // A refusal (its status is set by the error handler, after this) or a fault.
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
+    return context.with(trace.setSpan(parent, span), run).then(
+      (result) => {
+        span.setAttribute('http.response.status_code', status());
+        span.end();
+        return result;
+      },
+      (error: unknown) => {
+        // A refusal (its status is set by the error handler, after this) or a fault.
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw error;
+      },
+    );
   }
 
   /** Starts timing a tool call (`provider`, `tool`: catalog names or the fixed labels). */

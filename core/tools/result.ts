@@ -69,12 +69,13 @@ export function responseResult(
 
   const budget = options.outputBudget ?? DEFAULT_OUTPUT_BUDGET;
   const contentType = headerValue(response.headers, 'content-type') ?? '';
-  if (!mediaType(contentType).textual) {
+  const type = mediaType(contentType);
+  if (!type.textual) {
     return text(
       `${tool.provider} returned ${bytes(response.body.length)} of ${contentType}, which is not shown as text.`,
     );
   }
-  const body = redact(decode(response.body, contentType), options.secrets ?? []);
+  const body = redact(decode(response.body, type), options.secrets ?? []);
   const notes: string[] = [];
   if (response.truncated) {
     notes.push(
@@ -82,7 +83,7 @@ export function responseResult(
     );
   }
 
-  const isJson = !response.truncated && isJsonBody(body, contentType);
+  const isJson = !response.truncated && isJsonBody(body, type);
   // Within budget, laid out for readability (JSON that does not parse is shown as it came); beyond
   // it the text is cut anyway, so the provider's own (usually compact) form is kept and the CPU of
   // laying out a large document is saved.

@@ -15,9 +15,10 @@ const SECRET_MIN_LENGTH = 6;
 /** The provider's own explanation of a failed response, from the error shapes APIs commonly use. */
 export function providerMessage(response: OutboundResponse, secrets: readonly string[]): string | undefined {
   const contentType = headerValue(response.headers, 'content-type') ?? '';
-  const body = redact(decode(response.body, contentType), secrets).trim();
+  const type = mediaType(contentType);
+  const body = redact(decode(response.body, type), secrets).trim();
   if (body === '') return undefined;
-  const json = parseJson(body, contentType);
+  const json = parseJson(body, type);
   let message: string | undefined;
   if (json !== undefined) message = messageFromJson(json.value);
   else if (/html/i.test(contentType) || body.startsWith('<'))
@@ -104,6 +105,8 @@ export interface MediaType {
   textual: boolean;
   /** Declared JSON (`application/json`, `application/problem+json`, ...). */
   json: boolean;
+  /** No Content-Type was sent: a body that looks like JSON is read as JSON. */
+  absent: boolean;
   /** The decoder of a declared charset other than UTF-8 that TextDecoder knows; else the body is UTF-8. */
   decoder: TextDecoder | undefined;
 }
@@ -142,17 +145,18 @@ function readMediaType(contentType: string): MediaType {
       /^\s*text\//i.test(contentType) ||
       /json|xml|javascript|yaml|csv|x-www-form-urlencoded|graphql/i.test(essence),
     json: /^[^;]*[/+]json\s*(;|$)/i.test(contentType),
+    absent: contentType === '',
     decoder,
   };
 }
 
 /** Whether a body is to be read as JSON: its type says so, or it has none and looks like JSON. */
-export function isJsonBody(body: string, contentType: string): boolean {
-  return mediaType(contentType).json || (contentType === '' && /^\s*[[{]/.test(body));
+export function isJsonBody(body: string, type: MediaType): boolean {
+  return type.json || (type.absent && /^\s*[[{]/.test(body));
 }
 
-export function parseJson(body: string, contentType: string): { value: unknown } | undefined {
-  return isJsonBody(body, contentType) ? parseJsonText(body) : undefined;
+export function parseJson(body: string, type: MediaType): { value: unknown } | undefined {
+  return isJsonBody(body, type) ? parseJsonText(body) : undefined;
 }
 
 /** A body already judged JSON ({@link isJsonBody}), parsed; undefined when it does not parse. */
@@ -164,8 +168,8 @@ export function parseJsonText(body: string): { value: unknown } | undefined {
   }
 }
 
-export function decode(body: Buffer, contentType: string): string {
-  return mediaType(contentType).decoder?.decode(body) ?? body.toString('utf8');
+export function decode(body: Buffer, type: MediaType): string {
+  return type.decoder?.decode(body) ?? body.toString('utf8');
 }
 
 export function headerValue(headers: OutboundResponse['headers'], name: string): string | undefined {
