@@ -210,7 +210,7 @@ interface Servers {
   baseline?: Toolgate;
   /**
    * Two more of this tree's gateways, the audit trail on and off (TOOLGATE_AUDIT=off), serving
-   * nothing but the audit trail's A/B (auditTurns): what writing the trail costs a call.
+   * nothing but the audit trail's A/B (turnRatios): what writing the trail costs a call.
    */
   audit?: { on: Toolgate; off: Toolgate };
   peer?: { spawned: Spawned; url: string; version: string };
@@ -362,12 +362,20 @@ interface CallSection {
 async function toolsCall(servers: Servers, metrics: Metrics, work: string): Promise<CallSection> {
   const max = Math.max(...CLIENTS);
   const { gateway, soloKey, clientKey } = servers.toolgate;
+  const scopes = await connectScopes(servers.toolgate);
+  // Each variant's target, made anew for the rounds and for each pair of turns (both close theirs).
+  const make = {
+    floor: () => floorTarget(servers.floorUrl, servers.floor.pid, max),
+    modern: () => modernTarget([gateway], soloKey, max),
+    legacy: () => legacyTarget([gateway], soloKey, max),
+    scopes: () => renamed(modernTarget([gateway], clientKey, max, scopes), MANY_SCOPES),
+  };
   const targets: Target[] = [
     directTarget(servers.upstreamUrl, servers.upstream.pid, max),
-    floorTarget(servers.floorUrl, servers.floor.pid, max),
-    modernTarget([gateway], soloKey, max),
-    legacyTarget([gateway], soloKey, max),
-    renamed(modernTarget([gateway], clientKey, max, await connectScopes(servers.toolgate)), MANY_SCOPES),
+    make.floor(),
+    make.modern(),
+    make.legacy(),
+    make.scopes(),
   ];
   if (servers.baseline) {
     const { gateway: base, soloKey: baseKey } = servers.baseline;
@@ -376,16 +384,44 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
       renamed(legacyTarget([base], baseKey, max), 'baseline 2025 session'),
     );
   }
+  let peer: (() => Target) | undefined;
   if (servers.peer) {
-    const tool = await peerToolName(servers.peer.url);
-    targets.push(peerTarget(servers.peer.url, servers.peer.spawned.pid, tool, max));
+    const { url, spawned } = servers.peer;
+    const tool = await peerToolName(url);
+    peer = () => peerTarget(url, spawned.pid, tool, max);
+    targets.push(peer());
   } else {
     log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
   }
   const rounds = await callRounds('tools/call', targets);
-  const audit = servers.audit ? await auditTurns(servers.audit.on, servers.audit.off) : undefined;
+  const turns: CallTurns = { floor: {}, peer: {} };
+  for (const variant of ['modern', 'legacy', 'scopes'] as const) {
+    const target = make[variant]();
+    turns.floor[variant] = await turnRatios(`${target.name} and the floor`, target, make.floor(), PAIR_SPANS);
+  }
+  if (peer) {
+    for (const variant of ['modern', 'legacy'] as const) {
+      const target = make[variant]();
+      turns.peer[variant] = await turnRatios(`${target.name} and the peer`, target, peer(), PAIR_SPANS);
+    }
+  }
+  const audit = servers.audit
+    ? await turnRatios(
+        'the audit trail on and off',
+        renamed(
+          modernTarget([servers.audit.on.gateway], servers.audit.on.soloKey, max),
+          `toolgate ${MODERN} audit on`,
+        ),
+        renamed(
+          modernTarget([servers.audit.off.gateway], servers.audit.off.soloKey, max),
+          `toolgate ${MODERN} audit off`,
+        ),
+        AUDIT_SPANS,
+        PLAN.window32Ms * 4,
+      )
+    : undefined;
   const counted = await auditInstructions(servers.upstreamUrl, work);
-  return summariseCalls(rounds, targets, metrics, audit, counted);
+  return summariseCalls(rounds, targets, metrics, turns, audit, counted);
 }
 
 /** Scopes of the many-scopes variant: each with its own connection, called in turn. */
@@ -419,44 +455,60 @@ async function connectScopes(toolgate: Toolgate): Promise<string[]> {
   return scopes;
 }
 
-/** Spans of the audit trail's A/B (see auditTurns), and how long each side's turn in them is. */
+/** How long each side's turn is when two targets take turns (lib/load.ts runTurns). */
+const TURN_MS = 250;
+/** Spans of the audit trail's A/B, each PLAN.window32Ms × 4 long. */
 const AUDIT_SPANS = QUICK ? 2 : 6;
-const AUDIT_TURN_MS = 250;
+/**
+ * Spans in which a Toolgate variant takes turns with the floor, or with the peer, each
+ * PLAN.window32Ms × 2 long: each side has the load for as long as in a round's window.
+ */
+const PAIR_SPANS = PLAN.rounds;
 
-/** The audit trail's cost: gateway CPU per call and throughput, on ÷ off, one figure per span. */
-interface AuditRatios {
+/** Two targets' ratios, first ÷ second, one per span of turns: server CPU per call, and throughput. */
+interface TurnRatios {
   cpu: number[];
   rps: number[];
 }
 
+/** The ratios taken in turns: each Toolgate variant's to the floor's, and to the peer's. */
+interface CallTurns {
+  floor: Partial<Record<'modern' | 'legacy' | 'scopes', TurnRatios>>;
+  peer: Partial<Record<'modern' | 'legacy', TurnRatios>>;
+}
+
 /**
- * The audit trail's A/B at the most clients, on two fresh gateways that serve nothing else (so that
- * they differ in the trail alone): spans in which the two take turns of AUDIT_TURN_MS under the
- * same clients (lib/load.ts runTurns), each span's ratio taken over its whole length. A few percent
- * is the whole difference. Windows of a few seconds each, even back to back in on/off/off/on
- * quartets, gave ratios spread about twice as wide on this shared machine: its noise drifts over
- * seconds, and turns a tenth of that meet the same drift on both sides.
+ * A ratio of two targets at the most clients: spans in which the two take turns of TURN_MS under
+ * the same clients (lib/load.ts runTurns), each span's ratio taken over its whole length. Windows
+ * of a few seconds each, even back to back in rounds, give ratios spread about twice as wide on a
+ * shared machine: its noise drifts over seconds, and turns a tenth of that meet the same drift on
+ * both sides. Used where a ratio has a target (Toolgate ÷ floor, Toolgate ÷ peer) and for the
+ * audit trail's A/B, two fresh gateways that differ in the trail alone, where a few percent is the
+ * whole difference.
  */
-async function auditTurns(on: Toolgate, off: Toolgate): Promise<AuditRatios> {
+async function turnRatios(
+  what: string,
+  first: Target,
+  second: Target,
+  spans: number,
+  spanMs = PLAN.window32Ms * 2,
+): Promise<TurnRatios> {
   const max = Math.max(...CLIENTS);
-  const sets = [
-    new ClientSet(renamed(modernTarget([on.gateway], on.soloKey, max), `toolgate ${MODERN} audit on`)),
-    new ClientSet(renamed(modernTarget([off.gateway], off.soloKey, max), `toolgate ${MODERN} audit off`)),
-  ] as const;
-  const ratios: AuditRatios = { cpu: [], rps: [] };
+  const sets = [new ClientSet(first), new ClientSet(second)] as const;
+  const ratios: TurnRatios = { cpu: [], rps: [] };
   try {
-    log(`tools/call: the audit trail on and off, ${AUDIT_SPANS} spans of ${AUDIT_TURN_MS} ms turns`);
-    for (let span = 0; span < AUDIT_SPANS; span++) {
+    log(`tools/call: ${what}, ${spans} spans of ${TURN_MS} ms turns`);
+    for (let span = 0; span < spans; span++) {
       const warmMs = span === 0 ? PLAN.warmMs : PLAN.settleMs;
-      const result = await runTurns(sets, max, PLAN.window32Ms * 4, AUDIT_TURN_MS, warmMs);
-      if (result.errors > 0) throw new Error(`audit trail A/B: ${result.firstError}`);
+      const result = await runTurns(sets, max, spanMs, TURN_MS, warmMs);
+      if (result.errors > 0) throw new Error(`${what}: ${result.firstError}`);
       ratios.cpu.push(result.cpuPerRequestUs[0] / result.cpuPerRequestUs[1]);
       ratios.rps.push(result.rps[0] / result.rps[1]);
-      log(`  audit trail span ${span + 1}/${AUDIT_SPANS} done`);
+      log(`  span ${span + 1}/${spans} done`);
     }
     return ratios;
   } finally {
-    await Promise.all(sets.map((set) => set.target.close()));
+    await Promise.all([first.close(), second.close()]);
   }
 }
 
@@ -480,7 +532,7 @@ interface AuditCounts {
 
 /**
  * The audit trail's cost in instructions per call (lib/instructions.ts): two more of this tree's
- * gateways under callgrind, the trail on and off, side by side. The CPU time A/B (auditTurns)
+ * gateways under callgrind, the trail on and off, side by side. The CPU time A/B (turnRatios)
  * cannot tell a few percent: two gateways of this tree, both with the trail on, differ by up to
  * 10 % for as long as they run. The floor is counted beside them: the gateway's count over the
  * floor's is the CPU ratio of issue 19 without the machine's state in it (the timed ratio moved
@@ -612,7 +664,8 @@ function summariseCalls(
   rounds: Map<string, WindowResult[]>[],
   targets: Target[],
   metrics: Metrics,
-  audit: AuditRatios | undefined,
+  turns: CallTurns,
+  audit: TurnRatios | undefined,
   counted: AuditCounts | undefined,
 ): CallSection {
   const { each: med, ratio, added } = readRounds(rounds);
@@ -654,31 +707,37 @@ function summariseCalls(
       med(name, 32, (w) => w.rps),
       'req/s',
     );
-    metrics.add(
-      `call.${key}.ratio_floor_32`,
-      `${label}: throughput ÷ floor, 32 clients`,
-      ratio(name, 'floor', 32, (w) => w.rps),
-      '×',
-      { op: '>=', value: 0.6 },
-    );
+    const floorTurns = turns.floor[key];
+    if (floorTurns) {
+      metrics.add(
+        `call.${key}.ratio_floor_32`,
+        `${label}: throughput ÷ floor, 32 clients (${PAIR_SPANS} spans of turns)`,
+        floorTurns.rps,
+        '×',
+        { op: '>=', value: 0.6 },
+      );
+    }
     metrics.add(
       `call.${key}.cpu_us_32`,
       `${label}: gateway CPU per call, 32 clients`,
       med(name, 32, (w) => w.cpuPerRequestUs),
       'µs',
     );
-    metrics.add(
-      `call.${key}.cpu_ratio_floor_32`,
-      `${label}: gateway CPU per call ÷ floor's, 32 clients`,
-      ratio(name, 'floor', 32, (w) => w.cpuPerRequestUs),
-      '×',
-      { op: '<=', value: 2 },
-    );
-    if (has('peer')) {
+    if (floorTurns) {
+      metrics.add(
+        `call.${key}.cpu_ratio_floor_32`,
+        `${label}: gateway CPU per call ÷ floor's, 32 clients (${PAIR_SPANS} spans of turns)`,
+        floorTurns.cpu,
+        '×',
+        { op: '<=', value: 2 },
+      );
+    }
+    const peerTurns = turns.peer[key];
+    if (peerTurns) {
       metrics.add(
         `call.${key}.ratio_peer_32`,
-        `${label}: throughput ÷ peer, 32 clients`,
-        ratio(name, 'peer', 32, (w) => w.rps),
+        `${label}: throughput ÷ peer, 32 clients (${PAIR_SPANS} spans of turns)`,
+        peerTurns.rps,
         '×',
         { op: '>=', value: 3 },
       );
@@ -726,13 +785,15 @@ function summariseCalls(
       med(MANY_SCOPES, 32, (w) => w.cpuPerRequestUs),
       'µs',
     );
-    metrics.add(
-      'call.scopes.cpu_ratio_floor_32',
-      `${label}: gateway CPU per call ÷ floor's, 32 clients`,
-      ratio(MANY_SCOPES, 'floor', 32, (w) => w.cpuPerRequestUs),
-      '×',
-      { op: '<=', value: 2 },
-    );
+    if (turns.floor.scopes) {
+      metrics.add(
+        'call.scopes.cpu_ratio_floor_32',
+        `${label}: gateway CPU per call ÷ floor's, 32 clients (${PAIR_SPANS} spans of turns)`,
+        turns.floor.scopes.cpu,
+        '×',
+        { op: '<=', value: 2 },
+      );
+    }
     metrics.add(
       'call.scopes.cpu_ratio_one_32',
       `${label}: gateway CPU per call ÷ one scope's, 32 clients`,
