@@ -95,9 +95,8 @@ function hostname(hostHeader: string): string {
 export function hostGuard(baseUrl: string, extra: string[]): (request: FastifyRequest) => void {
   const allowed = new Set([...LOOPBACK_HOSTS, hostname(new URL(baseUrl).host), ...extra.map(hostname)]);
   return (request) => {
-    const host = request.headers.host;
+    const { host, origin } = request.headers;
     if (!host || !allowed.has(hostname(host))) throw new GatewayError('TG_ERR_HOST_NOT_ALLOWED');
-    const origin = request.headers.origin;
     if (origin !== undefined && origin !== 'null') {
       let originHost: string;
       try {

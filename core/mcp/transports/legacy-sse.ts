@@ -42,10 +42,10 @@ export class LegacySseTransport implements Transport {
   /** A GET asking for an event stream without a session id opens one; POSTs to /mcp/messages. */
   accepts(exchange: McpExchange): boolean {
     if (exchange.path === 'messages') return exchange.method === 'POST';
+    if (exchange.method !== 'GET') return false;
+    const { headers } = exchange.request;
     return (
-      exchange.method === 'GET' &&
-      header(exchange.request, 'mcp-session-id') === undefined &&
-      (exchange.request.headers.accept ?? '').includes('text/event-stream')
+      header(headers, 'mcp-session-id') === undefined && (headers.accept ?? '').includes('text/event-stream')
     );
   }
 

@@ -191,7 +191,7 @@ export class ModernTransport implements Transport {
     if (
       route.messageKind === 'request' &&
       LEAN_METHODS.has(route.message.method) &&
-      standardHeadersAgree(request, route.message.method, route.message.params)
+      standardHeadersAgree(request.headers, route.message.method, route.message.params)
     ) {
       const params = route.message.params as Record<string, unknown> | undefined;
       const body = await dispatch(

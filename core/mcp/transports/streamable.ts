@@ -35,7 +35,7 @@ export interface StreamableDeps extends LegacyDeps {
 }
 
 function acceptsJson(request: FastifyRequest): boolean {
-  const accept = header(request, 'accept') ?? '*/*';
+  const accept = header(request.headers, 'accept') ?? '*/*';
   return (
     accept.includes('application/json') || accept.includes('*/*') || !accept.includes('text/event-stream')
   );
@@ -56,18 +56,19 @@ export class StreamableTransport implements Transport {
   accepts(exchange: McpExchange): boolean {
     if (exchange.path !== 'endpoint') return false;
     if (exchange.method === 'POST') return exchange.route().kind === 'legacy';
-    return header(exchange.request, 'mcp-session-id') !== undefined;
+    return header(exchange.request.headers, 'mcp-session-id') !== undefined;
   }
 
   async post({ request, reply, caller }: McpExchange): Promise<unknown> {
-    const version = header(request, 'mcp-protocol-version');
+    const { headers } = request;
+    const version = header(headers, 'mcp-protocol-version');
     if (version !== undefined && !(LEGACY_VERSIONS as readonly string[]).includes(version)) {
       throw new GatewayError(
         'TG_ERR_BAD_REQUEST',
         `Unsupported MCP-Protocol-Version: ${version}. Supported: ${LEGACY_VERSIONS.join(', ')}, 2026-07-28.`,
       );
     }
-    const sessionId = header(request, 'mcp-session-id');
+    const sessionId = header(headers, 'mcp-session-id');
     // 2025-03-26 allowed JSON-RPC batches; later revisions removed them.
     const messages = messagesOf(request.body, version === undefined || version === '2025-03-26');
     if (messages.some(isInitialize)) {
@@ -154,8 +155,9 @@ export class StreamableTransport implements Transport {
 
   /** GET with a session id: the stream on which this session receives notifications. */
   async get({ request, reply, caller }: McpExchange): Promise<void> {
-    const session = await ownedSession(this.deps, header(request, 'mcp-session-id')!, caller, 'streamable');
-    if (!(header(request, 'accept') ?? '').includes('text/event-stream')) {
+    const { headers } = request;
+    const session = await ownedSession(this.deps, header(headers, 'mcp-session-id')!, caller, 'streamable');
+    if (!(header(headers, 'accept') ?? '').includes('text/event-stream')) {
       throw new GatewayError(
         'TG_ERR_NOT_ACCEPTABLE',
         'The session stream is served as text/event-stream; send Accept: text/event-stream.',
@@ -170,7 +172,8 @@ export class StreamableTransport implements Transport {
 
   /** DELETE with a session id: ends the session and closes its stream. */
   async delete({ request, reply, caller }: McpExchange): Promise<FastifyReply> {
-    const session = await ownedSession(this.deps, header(request, 'mcp-session-id')!, caller, 'streamable');
+    const id = header(request.headers, 'mcp-session-id')!;
+    const session = await ownedSession(this.deps, id, caller, 'streamable');
     await this.deps.sessions.delete(session.id);
     this.deps.streams.end(session.id);
     return reply.code(200).send();

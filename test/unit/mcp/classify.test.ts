@@ -1,6 +1,5 @@
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import type { FastifyRequest } from 'fastify';
 import { EnvelopeVerdicts, plainLegacyRoute, standardHeadersAgree } from '../../../core/mcp/classify.js';
 
 const MODERN_META = {
@@ -186,7 +185,7 @@ describe('the remembered 2026-07-28 route', () => {
 });
 
 describe('standardHeadersAgree', () => {
-  const request = (headers: Record<string, string | string[]>) => ({ headers }) as unknown as FastifyRequest;
+  const request = (headers: Record<string, string | string[]>) => headers;
   const both = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
   const call = { name: 'list_providers' };
 
