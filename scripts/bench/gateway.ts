@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../core/config.js';
 import { Gateway } from '../../core/gateway.js';
 import { PLUGINS } from '../../plugins/index.js';
-import type { BenchCommand, BenchReply, GatewayReady } from './lib/ipc.js';
+import type { BenchCommand, BenchReply, GatewayReady, ProfileKind } from './lib/ipc.js';
 
 const importedAt = performance.now();
 
@@ -31,20 +31,36 @@ async function heap(): Promise<NodeJS.MemoryUsage> {
 }
 
 /**
- * V8's sampling CPU profiler (what `node --cpu-prof` runs), started and stopped around one load
- * window so the profile holds the requests and not the start-up.
+ * V8's sampling profilers, started and stopped around one load window so the profile holds the
+ * requests and not the start-up: the CPU profiler (what `node --cpu-prof` runs), or the heap
+ * profiler with the objects garbage collection freed kept in the samples (nearly everything a
+ * request allocates is freed by the next scavenge; without them a profile shows what survived).
  */
 const profiler = new Session();
+let profiling: ProfileKind = 'cpu';
 
-async function profileStart(): Promise<void> {
+async function profileStart(kind: ProfileKind): Promise<void> {
+  profiling = kind;
   profiler.connect();
+  if (kind === 'heap') {
+    await profiler.post('HeapProfiler.enable');
+    await profiler.post('HeapProfiler.startSampling', {
+      samplingInterval: 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    return;
+  }
   await profiler.post('Profiler.enable');
   await profiler.post('Profiler.setSamplingInterval', { interval: 250 });
   await profiler.post('Profiler.start');
 }
 
 async function profileStop(file: string): Promise<string> {
-  const { profile } = await profiler.post('Profiler.stop');
+  const { profile } =
+    profiling === 'heap'
+      ? await profiler.post('HeapProfiler.stopSampling')
+      : await profiler.post('Profiler.stop');
   writeFileSync(file, JSON.stringify(profile));
   profiler.disconnect();
   return file;
@@ -108,7 +124,7 @@ async function main(): Promise<void> {
         case 'sessions':
           return gateway.coordination.sessions.count();
         case 'profile-start':
-          return profileStart();
+          return profileStart(raw.kind);
         case 'profile-stop':
           return profileStop(raw.file);
         case 'exit':

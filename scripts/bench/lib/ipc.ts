@@ -12,9 +12,12 @@ export type BenchCommand =
   | { id: number; cmd: 'connect'; client: string; userId: string; providers: string[] | 'all' }
   | { id: number; cmd: 'reload' }
   | { id: number; cmd: 'sessions' }
-  | { id: number; cmd: 'profile-start' }
+  /** `cpu`: V8's sampling CPU profiler; `heap`: its sampling heap profiler, collected objects included. */
+  | { id: number; cmd: 'profile-start'; kind: ProfileKind }
   | { id: number; cmd: 'profile-stop'; file: string }
   | { id: number; cmd: 'exit' };
+
+export type ProfileKind = 'cpu' | 'heap';
 
 /** Distributes Omit over the union, so each command keeps its own fields. */
 export type BenchCommandInput = BenchCommand extends infer C
