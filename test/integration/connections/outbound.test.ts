@@ -2,7 +2,7 @@
  * The outbound client against real loopback servers. Every socket opened here goes to 127.0.0.1;
  * names and non-loopback addresses only ever reach the guard, which refuses them before connecting.
  */
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LookupFunction } from 'node:net';
@@ -202,6 +202,38 @@ describe('with private networks allowed (TOOLGATE_ALLOW_PRIVATE_NETWORK=1)', () 
     controller.abort(reason);
     expect(await sent).toBe(reason);
   });
+
+  // The calls' deadline is past this test's: only the abort can end them in time.
+  it(
+    'stops every call in flight under a signal they share, however many calls it served before',
+    { timeout: 5_000 },
+    async () => {
+      // A client connection's signal (modern.ts) is shared by every call made over that connection.
+      const answered = await serve((_req, res) => res.end('ok'));
+      const controller = new AbortController();
+      const { signal } = controller;
+      for (let i = 0; i < 20; i++) {
+        const response = await client().send({ method: 'GET', url: answered.origin, headers: {}, signal });
+        expect(response.status).toBe(200);
+      }
+      // No listener left behind per call (Node warns past 10 on one signal).
+      expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
+      const silent = await serve(() => undefined);
+      const sent = [1, 2, 3].map(() =>
+        failure(
+          client({ timeoutMs: 60_000 }).send({ method: 'GET', url: silent.origin, headers: {}, signal }),
+        ),
+      );
+      while (silent.received.length < 3) await once(silent.server, 'request');
+      const reason = new Error('the client went away');
+      controller.abort(reason);
+      expect(await Promise.all(sent)).toEqual([reason, reason, reason]);
+      // A call made after the abort fails at once, never waiting for the silent server.
+      expect(await failure(client().send({ method: 'GET', url: silent.origin, headers: {}, signal }))).toBe(
+        reason,
+      );
+    },
+  );
 
   // Before, the abort waited for the connection: here undici's 10 s connect timeout, past this test's.
   it("stops at the caller's abort while the connection is still being made", { timeout: 5_000 }, async () => {
