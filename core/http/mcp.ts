@@ -22,7 +22,10 @@ export interface McpRoutesDeps {
 
 /** MCP messages are JSON; Fastify would otherwise hand a text/plain body through as a string. */
 function requireJson(request: FastifyRequest): void {
-  const type = (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  const header = request.headers['content-type'];
+  // What MCP clients send, told apart without splitting, trimming and lower-casing it.
+  if (header === 'application/json') return;
+  const type = (header ?? '').split(';', 1)[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new GatewayError('TG_ERR_UNSUPPORTED_MEDIA_TYPE');
 }
 
@@ -79,10 +82,19 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
       telemetry.metrics.mcpRequest(methodOf(request), request.mcpGeneration ?? 'none', reply.statusCode);
       next();
     });
-    mcp.addHook('onRequest', async (request) => {
-      deps.guardHost(request);
-      // Before the body is read: an unauthenticated caller never gets a body parsed.
-      request.caller = await deps.authenticate(request);
+    // Before the body is read: an unauthenticated caller never gets a body parsed. A callback hook:
+    // an async one is a promise more per request, which Fastify then awaits.
+    mcp.addHook('onRequest', (request, _reply, done) => {
+      try {
+        deps.guardHost(request);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      deps.authenticate(request).then((caller) => {
+        request.caller = caller;
+        done();
+      }, done);
     });
 
     const serve =

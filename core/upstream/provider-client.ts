@@ -34,6 +34,57 @@ export class ProviderSetupError extends Error {
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 const TEMPLATE = /\$\{([a-zA-Z0-9_]+)\}/g;
 
+/** A credential rule of a manifest, its templates split and its name made ready for the request, once. */
+type Injection =
+  | { in: 'header'; name: string; format: Template }
+  | { in: 'query'; name: string; format: Template }
+  | { in: 'bearer'; format: Template }
+  | { in: 'basic'; username: Template; password: Template };
+
+/**
+ * How a provider's requests are signed, worked out once per catalog entry (a reload makes new
+ * entries): its static headers with their names in lower case, and its credential rules. Read from
+ * the manifest on every call, they cost the call an array of entries, a lookup per name and per
+ * template, and two closures.
+ */
+interface Signing {
+  headers: readonly (readonly [name: string, value: string])[];
+  /** An `api_key` provider's rules; none for the other kinds. */
+  inject: readonly Injection[];
+}
+
+const signings = new WeakMap<ProviderEntry, Signing>();
+
+function signingOf(provider: ProviderEntry): Signing {
+  let signing = signings.get(provider);
+  if (signing === undefined) {
+    const auth = provider.spec.auth;
+    const template = (text: string): Template => Template.of(text, TEMPLATE);
+    signing = {
+      headers: Object.entries(provider.spec.api?.headers ?? {}).map(
+        ([name, value]) => [lowerHeaderName(name), value] as const,
+      ),
+      inject:
+        auth.kind !== 'api_key'
+          ? []
+          : auth.inject.map((rule): Injection => {
+              if (rule.in === 'header')
+                return { in: 'header', name: lowerHeaderName(rule.name), format: template(rule.format) };
+              if (rule.in === 'bearer') return { in: 'bearer', format: template(rule.format) };
+              if (rule.in === 'basic')
+                return {
+                  in: 'basic',
+                  username: template(rule.username),
+                  password: template(rule.password ?? ''),
+                };
+              return { in: 'query', name: encodeURIComponent(rule.name), format: template(rule.format) };
+            }),
+    };
+    signings.set(provider, signing);
+  }
+  return signing;
+}
+
 export interface ProviderClientDeps {
   outbound: OutboundClient;
   plugins: PluginRegistry;
@@ -219,24 +270,22 @@ export class ProviderClient {
     request: UpstreamRequest,
     access: ProviderAccess,
   ): UpstreamRequest {
+    const signing = signingOf(provider);
     const headers = { ...request.headers };
-    for (const [name, value] of Object.entries(provider.spec.api?.headers ?? {}))
-      headers[lowerHeaderName(name)] = value;
+    for (const [name, value] of signing.headers) headers[name] = value;
     let url = request.url;
-    const value = (name: string): string => access.credentials[name] ?? access.fields[name] ?? '';
-    const fill = (template: string): string => Template.of(template, TEMPLATE).fill(value);
-    const auth = provider.spec.auth;
-    if (auth.kind === 'oauth2') {
+    if (provider.spec.auth.kind === 'oauth2') {
       headers.authorization = `Bearer ${access.credentials.access_token ?? ''}`;
-    } else if (auth.kind === 'api_key') {
-      for (const rule of auth.inject) {
-        if (rule.in === 'header') headers[lowerHeaderName(rule.name)] = fill(rule.format);
-        else if (rule.in === 'bearer') headers.authorization = `Bearer ${fill(rule.format)}`;
+    } else if (signing.inject.length > 0) {
+      const value = (name: string): string => access.credentials[name] ?? access.fields[name] ?? '';
+      for (const rule of signing.inject) {
+        if (rule.in === 'header') headers[rule.name] = rule.format.fill(value);
+        else if (rule.in === 'bearer') headers.authorization = `Bearer ${rule.format.fill(value)}`;
         else if (rule.in === 'basic') {
-          headers.authorization = `Basic ${Buffer.from(`${fill(rule.username)}:${fill(rule.password ?? '')}`).toString('base64')}`;
+          headers.authorization = `Basic ${Buffer.from(`${rule.username.fill(value)}:${rule.password.fill(value)}`).toString('base64')}`;
         } else {
           // Appended as text: re-serialising the URL's query would re-encode what buildRequest encoded.
-          url += `${url.includes('?') ? '&' : '?'}${encodeURIComponent(rule.name)}=${encodeURIComponent(fill(rule.format))}`;
+          url += `${url.includes('?') ? '&' : '?'}${rule.name}=${encodeURIComponent(rule.format.fill(value))}`;
         }
       }
     }
