@@ -714,6 +714,12 @@ function summariseCalls(
       med(name, 32, (w) => w.rps),
       'req/s',
     );
+    metrics.add(
+      `call.${key}.cpu_us_32`,
+      `${label}: gateway CPU per call, 32 clients`,
+      med(name, 32, (w) => w.cpuPerRequestUs),
+      'µs',
+    );
     const floorTurns = turns.floor[key];
     if (floorTurns) {
       metrics.add(
@@ -723,14 +729,6 @@ function summariseCalls(
         '×',
         { op: '>=', value: 0.6 },
       );
-    }
-    metrics.add(
-      `call.${key}.cpu_us_32`,
-      `${label}: gateway CPU per call, 32 clients`,
-      med(name, 32, (w) => w.cpuPerRequestUs),
-      'µs',
-    );
-    if (floorTurns) {
       metrics.add(
         `call.${key}.cpu_ratio_floor_32`,
         `${label}: gateway CPU per call ÷ floor's, 32 clients (${PAIR_SPANS} spans of turns)`,
