@@ -529,7 +529,7 @@ function watch(signal: AbortSignal, exchange: Exchange): void {
   }
   let exchanges = watched.get(signal);
   if (exchanges === undefined) {
-    const set = new Set<Exchange>();
+    const set = (exchanges = new Set<Exchange>());
     watched.set(signal, set);
     signal.addEventListener(
       'abort',
@@ -539,9 +539,13 @@ function watch(signal: AbortSignal, exchange: Exchange): void {
       },
       { once: true },
     );
-    exchanges = set;
   }
   exchanges.add(exchange);
+}
+
+/** An exchange that settled: its signal's abort no longer concerns it. */
+function unwatch(signal: AbortSignal | undefined, exchange: Exchange): void {
+  if (signal) watched.get(signal)?.delete(exchange);
 }
 
 /**
@@ -633,7 +637,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   #finish(): void {
     if (this.#settled) return;
     this.#settled = true;
-    if (this.signal) watched.get(this.signal)?.delete(this);
+    unwatch(this.signal, this);
     const redirect = this.#location !== undefined;
     this.resolve({
       status: this.#status,
@@ -647,7 +651,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   #fail(error: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
-    if (this.signal) watched.get(this.signal)?.delete(this);
+    unwatch(this.signal, this);
     this.reject(error);
   }
 }

@@ -6,7 +6,9 @@
  * per request is its own. The measured processes run tsc's output, as `npm start` does (see
  * lib/build.ts). Variants are measured in interleaved rounds (round-robin, the starting variant
  * rotating each round), and ratios are computed within each round before taking medians, so a
- * noisy neighbour moves both sides of a ratio together; other processes' CPU is reported too.
+ * noisy neighbour moves both sides of a ratio together; the tools/call ratios with a target (to the
+ * floor, to the peer) and the audit trail's are taken in spans of short turns instead (turnRatios),
+ * which meet the same drift on both sides more closely. Other processes' CPU is reported too.
  *
  * Sections: tools/call (1 and 32 clients, both MCP transports, against the direct call, the floor
  * and the peer), tools/list (10, 300, 1,000 tools), sessions (idle 2025 sessions, listen streams,
@@ -412,17 +414,13 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
       turns.peer[variant] = await turnRatios(`${target.name} and the peer`, target, peer(), PAIR_SPANS);
     }
   }
+  const auditSide = ({ gateway: side, soloKey: key }: Toolgate, trail: string): Target =>
+    renamed(modernTarget([side], key, max), `toolgate ${MODERN} audit ${trail}`);
   const audit = servers.audit
     ? await turnRatios(
         'the audit trail on and off',
-        renamed(
-          modernTarget([servers.audit.on.gateway], servers.audit.on.soloKey, max),
-          `toolgate ${MODERN} audit on`,
-        ),
-        renamed(
-          modernTarget([servers.audit.off.gateway], servers.audit.off.soloKey, max),
-          `toolgate ${MODERN} audit off`,
-        ),
+        auditSide(servers.audit.on, 'on'),
+        auditSide(servers.audit.off, 'off'),
         AUDIT_SPANS,
         PLAN.window32Ms * 4,
       )
