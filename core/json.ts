@@ -13,8 +13,3 @@ export function jsonString(text: string): string {
   }
   return `"${text}"`;
 }
-
-/** The string whose JSON text, without its quotes, is `escaped` (what JSON.stringify wrote between them). */
-export function unescapeJsonString(escaped: string): string {
-  return JSON.parse(`"${escaped}"`) as string;
-}

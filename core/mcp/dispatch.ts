@@ -1,5 +1,5 @@
 import type { ToolService } from '../tools/service.js';
-import { encodeToolResult, ToolCallError, type CallContext } from '../tools/types.js';
+import { ToolCallError, type CallContext } from '../tools/types.js';
 import {
   encodeError,
   encodeResult,
@@ -71,6 +71,10 @@ export const LEAN_METHODS: ReadonlySet<string> = new Set([
   ...MODERN_EMPTY_LISTS.keys(),
 ]);
 
+function withTail(objectJson: string, tail: string): string {
+  return objectJson === '{}' ? `{${tail}}` : `${objectJson.slice(0, -1)},${tail}}`;
+}
+
 /** Answers one JSON-RPC request with the encoded response. Never throws for protocol errors. */
 export async function dispatch(
   request: RpcRequest,
@@ -93,9 +97,10 @@ export async function dispatch(
         if (typeof name !== 'string')
           return encodeError(id, RPC.INVALID_PARAMS, 'tools/call needs params.name (a string).');
         const result = await tools.call(caller, name, params?.arguments, context);
-        if (era === 'legacy') return encodeResult(id, encodeToolResult(result));
+        const json = JSON.stringify(result);
+        if (era === 'legacy') return encodeResult(id, json);
         const tail = 'resultType' in result ? SERVER_INFO_META : MODERN_RESULT_TAIL;
-        return encodeResult(id, encodeToolResult(result, tail));
+        return encodeResult(id, withTail(json, tail));
       }
       default: {
         const empty = era === 'modern' ? MODERN_EMPTY_LISTS.get(method) : undefined;

@@ -11,10 +11,6 @@
  * provider's order (an object's integer keys are not moved first). A string with escapes is shown
  * as JSON.stringify writes it (`\u00e9` as `é`: APIs that escape every non-ASCII character stay
  * readable); any other string is already so.
- *
- * {@link layoutJsonEscaped} writes the same layout already escaped as the inside of a JSON string,
- * which is how a tool result's text goes on the wire: the result is then encoded without a
- * JSON.stringify pass over its text (see tools/types.ts, escapedTextResult).
  */
 import { jsonString } from '../json.js';
 
@@ -56,38 +52,17 @@ function joined(parts: readonly string[], separator: string): string {
   return out;
 }
 
-/** How the layout is written: as text, or escaped as the inside of a JSON string. */
-interface Style {
-  /** A string token's quotes. */
-  quote: string;
-  newline: string;
-  /** A laid-out string token (as JSON.stringify writes its value) in this style. */
-  token(laidOut: string): string;
-}
-
-const TEXT: Style = { quote: '"', newline: '\n', token: (laidOut) => laidOut };
-const ESCAPED: Style = {
-  quote: '\\"',
-  newline: '\\n',
-  token: (laidOut) => JSON.stringify(laidOut).slice(1, -1),
-};
-
 class Layout {
   private pos = 0;
   /** Whether the value last laid out spans several lines (told without searching its text). */
   private multiline = false;
-  /** The one-line width of the value last laid out, as text (escaped, it is written longer). */
-  private width = 0;
 
   /** Whether the text has no control character, so that a string token ends at the next quote. */
   private readonly plain: boolean;
   /** The first backslash at or after the string token being read; -1: none. */
   private backslash: number;
 
-  constructor(
-    private readonly text: string,
-    private readonly style: Style,
-  ) {
+  constructor(private readonly text: string) {
     this.plain = !CONTROL.test(text);
     this.backslash = text.indexOf('\\');
   }
@@ -132,7 +107,6 @@ class Layout {
     this.space();
     if (this.at(this.pos) === close) {
       this.pos++;
-      this.width = 2;
       return object ? '{}' : '[]';
     }
     const inner = `${indent}  `;
@@ -145,7 +119,6 @@ class Layout {
       if (object) {
         const key = this.at(this.pos) === QUOTE ? this.string() : undefined;
         if (key === undefined) return undefined;
-        const keyWidth = this.width;
         this.space();
         if (this.at(this.pos) !== COLON) return undefined;
         this.pos++;
@@ -153,13 +126,12 @@ class Layout {
         const value = this.value(inner, depth);
         if (value === undefined) return undefined;
         entry = `${key}: ${value}`;
-        width += keyWidth + 2;
       } else {
         entry = this.value(inner, depth);
         if (entry === undefined) return undefined;
       }
       multiline ||= this.multiline;
-      width += this.width + 2;
+      width += entry.length + 2;
       entries.push(entry);
       this.space();
       const next = this.at(this.pos);
@@ -169,12 +141,8 @@ class Layout {
       this.space();
     }
     this.multiline = multiline || width > INLINE_WIDTH;
-    // The brackets and the indent the parent added: the entries' own width, as the parent counts it.
-    this.width = width - indent.length;
     const [open, end] = object ? ['{', '}'] : ['[', ']'];
-    const { newline } = this.style;
-    if (this.multiline)
-      return `${open}${newline}${inner}${joined(entries, `,${newline}${inner}`)}${newline}${indent}${end}`;
+    if (this.multiline) return `${open}\n${inner}${joined(entries, `,\n${inner}`)}\n${indent}${end}`;
     return `${open}${joined(entries, ', ')}${end}`;
   }
 
@@ -186,20 +154,14 @@ class Layout {
     if (end === -1 || (this.backslash !== -1 && this.backslash < end)) end = this.stringEnd(start);
     if (end === -1) return undefined;
     this.pos = end + 1;
-    if (this.backslash === -1 || this.backslash > end) {
-      this.width = end + 1 - start;
-      const { quote } = this.style;
-      return quote === '"' ? text.slice(start, end + 1) : `${quote}${text.slice(start + 1, end)}${quote}`;
-    }
+    const token = text.slice(start, end + 1);
+    if (this.backslash === -1 || this.backslash > end) return token;
     this.backslash = text.indexOf('\\', end);
-    let laidOut: string;
     try {
-      laidOut = jsonString(JSON.parse(text.slice(start, end + 1)) as string);
+      return jsonString(JSON.parse(token) as string);
     } catch {
       return undefined;
     }
-    this.width = laidOut.length;
-    return this.style.token(laidOut);
   }
 
   /**
@@ -227,7 +189,6 @@ class Layout {
     if (literal !== undefined) {
       if (!text.startsWith(literal, start)) return undefined;
       this.pos = start + literal.length;
-      this.width = literal.length;
       return literal;
     }
     let pos = start;
@@ -248,22 +209,11 @@ class Layout {
       while (digit(this.at(pos))) pos++;
     }
     this.pos = pos;
-    this.width = pos - start;
     return text.slice(start, pos);
   }
 }
 
 /** `text` laid out (see above), or undefined when it is not JSON (or nests past {@link MAX_DEPTH}). */
 export function layoutJson(text: string): string | undefined {
-  return new Layout(text, TEXT).document();
-}
-
-/**
- * `layoutJson(text)` escaped as the inside of a JSON string (what `JSON.stringify` of it writes
- * between its quotes), or undefined when the text is not JSON, or holds a lone surrogate (which
- * JSON.stringify escapes; text decoded from UTF-8 has none). Telling that costs nothing on a text
- * of Latin-1 characters only, which V8 keeps one byte per character.
- */
-export function layoutJsonEscaped(text: string): string | undefined {
-  return text.isWellFormed() ? new Layout(text, ESCAPED).document() : undefined;
+  return new Layout(text).document();
 }

@@ -24,9 +24,7 @@ import {
   redact,
   retryAfterSeconds,
 } from '../upstream/response.js';
-import { unescapeJsonString } from '../json.js';
-import { layoutJson, layoutJsonEscaped } from './json-layout.js';
-import { escapedTextResult } from './types.js';
+import { layoutJson } from './json-layout.js';
 
 /** What result shaping needs of a tool (provider tools and plugin tools alike). */
 export type ResultTool = Pick<CompiledTool, 'provider' | 'inputSchema' | 'outputSchema'>;
@@ -86,23 +84,12 @@ export function responseResult(
   }
 
   const isJson = !response.truncated && isJsonBody(body, type);
-  // Once a tool declares an outputSchema, MCP requires structuredContent on success (clients check).
-  const structured = tool.outputSchema !== undefined && isJson ? parseJsonText(body) : undefined;
-  const structuredContent =
-    structured !== undefined && isRecord(structured.value) ? structured.value : undefined;
   // Within budget, laid out for readability (JSON that does not parse is shown as it came); beyond
   // it the text is cut anyway, so the provider's own (usually compact) form is kept and the CPU of
   // laying out a large document is saved.
-  let shown = body;
-  if (isJson && response.body.length <= budget) {
-    // Laid out escaped, as the result goes on the wire. A UTF-16 unit is at most 3 bytes of UTF-8
-    // and the escaped text is no shorter than the text: one this short fits unmeasured.
-    const escaped = layoutJsonEscaped(body);
-    if (escaped !== undefined && escaped.length * 3 <= budget)
-      return escapedTextResult(escaped, structuredContent);
-    shown = (escaped !== undefined ? unescapeJsonString(escaped) : layoutJson(body)) ?? body;
-  }
-  // Measuring a text reads it all, before writing the result out reads it again: only a long one.
+  let shown = (isJson && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a text this short fits unmeasured (measuring a
+  // laid-out text reads it all, before writing the result out reads it again).
   if (shown.length * 3 > budget) {
     const { kept, total } = cutToBudget(shown, budget);
     if (kept.length < shown.length)
@@ -111,7 +98,9 @@ export function responseResult(
   }
 
   const result: CallToolResult = { content: [{ type: 'text', text: [shown, ...notes].join('\n\n') }] };
-  if (structuredContent !== undefined) result.structuredContent = structuredContent;
+  // Once a tool declares an outputSchema, MCP requires structuredContent on success (clients check).
+  const structured = tool.outputSchema !== undefined && isJson ? parseJsonText(body) : undefined;
+  if (structured !== undefined && isRecord(structured.value)) result.structuredContent = structured.value;
   return result;
 }
 

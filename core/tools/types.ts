@@ -6,7 +6,6 @@ import {
 import type { ToolDescriptor } from '../catalog/types.js';
 import type { Caller } from '../domain.js';
 import type { ToolOutcome } from '../telemetry/index.js';
-import { unescapeJsonString } from '../json.js';
 
 /** What a call may use of the channel it arrived on. */
 export interface CallContext {
@@ -79,47 +78,4 @@ export function withOutcome(result: CallToolResult, outcome: ToolOutcome): CallT
 export function outcomeOf(result: ToolResult): ToolOutcome {
   if (isInputRequiredResult(result)) return 'input_required';
   return OUTCOMES.get(result) ?? (result.isError ? 'tool_error' : 'ok');
-}
-
-// A result's JSON without its closing brace, where the code that built it wrote it already (see
-// escapedTextResult). A WeakMap, as OUTCOMES: the result stays a plain CallToolResult for the SDK,
-// the audit trail and tests. Results are never changed once built (withOutcome notes, it does not
-// write), so the encoding cannot go stale.
-const ENCODED = new WeakMap<ToolResult, string>();
-
-/**
- * A text result whose text is given escaped as the inside of a JSON string (json-layout.ts,
- * layoutJsonEscaped): the lean path writes it as it is, with no JSON.stringify pass over the
- * text. On the bench's ~300-byte answer, laying out and encoding went from 2.0 to 1.6 µs, and a
- * tools/call's instructions down by 1 % (scripts/bench/instructions.ts, A/B 0.990). The text
- * itself is unescaped on first read (the SDK's path, the audit trail, tests).
- */
-export function escapedTextResult(
-  escaped: string,
-  structuredContent?: Record<string, unknown>,
-): CallToolResult {
-  let text: string | undefined;
-  const block = {
-    type: 'text' as const,
-    get text(): string {
-      return (text ??= unescapeJsonString(escaped));
-    },
-  };
-  const result: CallToolResult = { content: [block] };
-  let head = `{"content":[{"type":"text","text":"${escaped}"}]`;
-  if (structuredContent !== undefined) {
-    result.structuredContent = structuredContent;
-    head += `,"structuredContent":${JSON.stringify(structuredContent)}`;
-  }
-  ENCODED.set(result, head);
-  return result;
-}
-
-/** A result as JSON, with `tail` (JSON object members, e.g. `"a":1`) added to it when given. */
-export function encodeToolResult(result: ToolResult, tail?: string): string {
-  const head = ENCODED.get(result);
-  if (head !== undefined) return tail === undefined ? `${head}}` : `${head},${tail}}`;
-  const json = JSON.stringify(result);
-  if (tail === undefined) return json;
-  return json === '{}' ? `{${tail}}` : `${json.slice(0, -1)},${tail}}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layoutJson, layoutJsonEscaped } from '../../../core/tools/json-layout.js';
+import { layoutJson } from '../../../core/tools/json-layout.js';
 import { seeded } from '../../helpers/seeded.js';
 
 /** A seeded generator of JSON values, so that a failure names an input that fails again. */
@@ -92,42 +92,5 @@ describe('layoutJson', () => {
     expect(layoutJson('["caf\\u00e9","\\ud83d\\ude00","\\/","a\\"b",1E5,-0.0]')).toBe(
       '["café", "😀", "/", "a\\"b", 1E5, -0.0]',
     );
-  });
-});
-
-describe('layoutJsonEscaped', () => {
-  /** What JSON.stringify writes between the quotes of the laid-out text. */
-  const escapedLayout = (input: string): string | undefined => {
-    const laidOut = layoutJson(input);
-    return laidOut === undefined ? undefined : JSON.stringify(laidOut).slice(1, -1);
-  };
-
-  it('writes the same layout as layoutJson, escaped as JSON.stringify escapes it', () => {
-    const { next, value } = generator(13);
-    for (let i = 0; i < 3000; i++) {
-      const input = JSON.stringify(value(0), null, next() < 0.3 ? 2 : undefined);
-      expect(layoutJsonEscaped(input), input).toBe(escapedLayout(input));
-    }
-    // Wide containers break at the same places: the width is the text's, not the escaped text's.
-    const wide = `{"a":[${Array.from({ length: 12 }, (_, i) => `"${'q'.repeat(i)}"`).join(',')}],"b":{}}`;
-    expect(layoutJsonEscaped(wide)).toBe(escapedLayout(wide));
-  });
-
-  it('refuses what layoutJson refuses, and a text with a lone surrogate', () => {
-    const { next, pick, value } = generator(17);
-    const edits = [',', ']', '}', '"', '\\', ':', '0', '-', '\u0000', '{', '['];
-    for (let i = 0; i < 2000; i++) {
-      const valid = JSON.stringify(value(0));
-      const at = Math.floor(next() * (valid.length + 1));
-      const input = valid.slice(0, at) + pick(edits) + valid.slice(at);
-      // An edit between the halves of an emoji leaves each alone.
-      const refused = layoutJson(input) === undefined || !input.isWellFormed();
-      expect(layoutJsonEscaped(input) === undefined, input).toBe(refused);
-    }
-    expect(layoutJson('["\ud800"]')).toBeDefined();
-    expect(layoutJsonEscaped('["\ud800"]')).toBeUndefined();
-    // Escaped in the text (`\ud800`), it is text decoded from UTF-8 can carry: kept as escaped.
-    expect(layoutJsonEscaped('["\\ud800"]')).toBe(String.raw`[\"\\ud800\"]`);
-    expect(layoutJsonEscaped('["\\ud800"]')).toBe(escapedLayout('["\\ud800"]'));
   });
 });
