@@ -7,8 +7,9 @@
  * lib/build.ts). Variants are measured in interleaved rounds (round-robin, the starting variant
  * rotating each round), and ratios are computed within each round before taking medians, so a
  * noisy neighbour moves both sides of a ratio together; the tools/call ratios with a target (to the
- * floor, to the peer) and the audit trail's are taken in spans of short turns instead (turnRatios),
- * which meet the same drift on both sides more closely. Other processes' CPU is reported too.
+ * floor, to the peer), the audit trail's and those to --baseline are taken in spans of short turns
+ * instead (turnRatios), which meet the same drift on both sides more closely. Other processes' CPU
+ * is reported too.
  *
  * Sections: tools/call (1 and 32 clients, both MCP transports, against the direct call, the floor
  * and the peer), tools/list (10, 300, 1,000 tools), sessions (idle 2025 sessions, listen streams,
@@ -26,7 +27,8 @@
  *   --out=FILE           where to write the results (a full run writes scripts/bench/results.json)
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
  *                        its node_modules linked): its gateway joins the tools/call and tools/list
- *                        rounds, and the report gives this tree's CPU and throughput as ratios to it
+ *                        rounds, and takes turns with this tree's on tools/call, both transports;
+ *                        the report gives this tree's CPU and throughput as ratios to it
  *   --profile[=heap]     instead of measuring, profiles Toolgate under each of its loads and writes
  *                        one profile per load: CPU (.cpuprofile), or with =heap what it allocates
  *                        (.heapprofile); summarise either with scripts/bench/profile.ts
@@ -386,13 +388,13 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     make.legacy(),
     make.scopes(),
   ];
-  if (servers.baseline) {
-    const { gateway: base, soloKey: baseKey } = servers.baseline;
-    targets.push(
-      renamed(modernTarget([base], baseKey, max), `baseline ${MODERN}`),
-      renamed(legacyTarget([base], baseKey, max), 'baseline 2025 session'),
-    );
-  }
+  const baseline = servers.baseline;
+  // The baseline's variants, made as this tree's are (make).
+  const baselineMake = baseline && {
+    modern: () => renamed(modernTarget([baseline.gateway], baseline.soloKey, max), `baseline ${MODERN}`),
+    legacy: () => renamed(legacyTarget([baseline.gateway], baseline.soloKey, max), 'baseline 2025 session'),
+  };
+  if (baselineMake) targets.push(baselineMake.modern(), baselineMake.legacy());
   let peer: (() => Target) | undefined;
   if (servers.peer) {
     const { url, spawned } = servers.peer;
@@ -403,7 +405,7 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
   }
   const rounds = await callRounds('tools/call', targets);
-  const turns: CallTurns = { floor: {}, peer: {} };
+  const turns: CallTurns = { floor: {}, peer: {}, baseline: {} };
   for (const variant of ['modern', 'legacy', 'scopes'] as const) {
     const target = make[variant]();
     turns.floor[variant] = await turnRatios(`${target.name} and the floor`, target, make.floor(), PAIR_SPANS);
@@ -414,6 +416,18 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
       turns.peer[variant] = await turnRatios(`${target.name} and the peer`, target, peer(), PAIR_SPANS);
     }
   }
+  if (baselineMake) {
+    for (const variant of ['modern', 'legacy'] as const) {
+      const target = make[variant]();
+      turns.baseline[variant] = await turnRatios(
+        `${target.name} and the baseline's`,
+        target,
+        baselineMake[variant](),
+        AB_SPANS,
+        AB_SPAN_MS,
+      );
+    }
+  }
   const auditSide = ({ gateway: side, soloKey: key }: Toolgate, trail: string): Target =>
     renamed(modernTarget([side], key, max), `toolgate ${MODERN} audit ${trail}`);
   const audit = servers.audit
@@ -421,8 +435,8 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
         'the audit trail on and off',
         auditSide(servers.audit.on, 'on'),
         auditSide(servers.audit.off, 'off'),
-        AUDIT_SPANS,
-        PLAN.window32Ms * 4,
+        AB_SPANS,
+        AB_SPAN_MS,
       )
     : undefined;
   const counted = await auditInstructions(servers.upstreamUrl, work);
@@ -462,8 +476,13 @@ async function connectScopes(toolgate: Toolgate): Promise<string[]> {
 
 /** How long each side's turn is when two targets take turns (lib/load.ts runTurns). */
 const TURN_MS = 250;
-/** Spans of the audit trail's A/B, each PLAN.window32Ms × 4 long. */
-const AUDIT_SPANS = QUICK ? 2 : 6;
+/**
+ * Spans of an A/B in turns, two gateways that differ in one thing (the audit trail on and off; this
+ * tree and --baseline's), each AB_SPAN_MS long: a few percent is the whole difference there, so
+ * they run longer than a ratio to the floor or the peer does.
+ */
+const AB_SPANS = QUICK ? 2 : 6;
+const AB_SPAN_MS = PLAN.window32Ms * 4;
 /**
  * Spans in which a Toolgate variant takes turns with the floor, or with the peer, each
  * PLAN.window32Ms × 2 long: each side has the load for as long as in a round's window.
@@ -476,10 +495,11 @@ interface TurnRatios {
   rps: number[];
 }
 
-/** The ratios taken in turns: each Toolgate variant's to the floor's, and to the peer's. */
+/** The ratios taken in turns: each Toolgate variant's to the floor's, to the peer's, to --baseline's. */
 interface CallTurns {
   floor: Partial<Record<'modern' | 'legacy' | 'scopes', TurnRatios>>;
   peer: Partial<Record<'modern' | 'legacy', TurnRatios>>;
+  baseline: Partial<Record<'modern' | 'legacy', TurnRatios>>;
 }
 
 /**
@@ -760,25 +780,22 @@ function summariseCalls(
       { op: '<=', value: 2 },
     );
   }
-  if (has(`baseline ${MODERN}`)) {
-    for (const [key, name, base] of [
-      ['modern', `toolgate ${MODERN}`, `baseline ${MODERN}`],
-      ['legacy', 'toolgate 2025 session', 'baseline 2025 session'],
-    ] as const) {
-      const label = key === 'modern' ? MODERN : '2025 session';
-      metrics.add(
-        `call.${key}.cpu_vs_baseline_32`,
-        `${label}: gateway CPU per call ÷ baseline's, 32 clients`,
-        ratio(name, base, 32, (w) => w.cpuPerRequestUs),
-        '×',
-      );
-      metrics.add(
-        `call.${key}.rps_vs_baseline_32`,
-        `${label}: throughput ÷ baseline's, 32 clients`,
-        ratio(name, base, 32, (w) => w.rps),
-        '×',
-      );
-    }
+  for (const key of ['modern', 'legacy'] as const) {
+    const baselineTurns = turns.baseline[key];
+    if (!baselineTurns) continue;
+    const label = key === 'modern' ? MODERN : '2025 session';
+    metrics.add(
+      `call.${key}.cpu_vs_baseline_32`,
+      `${label}: gateway CPU per call ÷ baseline's, 32 clients (${AB_SPANS} spans of turns)`,
+      baselineTurns.cpu,
+      '×',
+    );
+    metrics.add(
+      `call.${key}.rps_vs_baseline_32`,
+      `${label}: throughput ÷ baseline's, 32 clients (${AB_SPANS} spans of turns)`,
+      baselineTurns.rps,
+      '×',
+    );
   }
   if (has(MANY_SCOPES)) {
     const label = `${MODERN}, ${SCOPES.toLocaleString('en-US')} scopes in turn`;
@@ -814,13 +831,13 @@ function summariseCalls(
     // The audit trail's A/B: the same gateway, one with TOOLGATE_AUDIT=off, taking turns.
     metrics.add(
       'call.modern.audit_cpu_ratio_32',
-      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients (${AUDIT_SPANS} spans of on/off turns)`,
+      `${MODERN}: gateway CPU per call, audit trail on ÷ off, 32 clients (${AB_SPANS} spans of on/off turns)`,
       audit.cpu,
       '×',
     );
     metrics.add(
       'call.modern.audit_rps_ratio_32',
-      `${MODERN}: throughput, audit trail on ÷ off, 32 clients (${AUDIT_SPANS} spans of on/off turns)`,
+      `${MODERN}: throughput, audit trail on ÷ off, 32 clients (${AB_SPANS} spans of on/off turns)`,
       audit.rps,
       '×',
     );
