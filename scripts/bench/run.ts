@@ -405,29 +405,34 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     log('  peer not installed: npm install --prefix /tmp/bench-peer @ivotoby/openapi-mcp-server');
   }
   const rounds = await callRounds('tools/call', targets);
-  const turns: CallTurns = { floor: {}, peer: {}, baseline: {} };
-  for (const variant of ['modern', 'legacy', 'scopes'] as const) {
-    const target = make[variant]();
-    turns.floor[variant] = await turnRatios(`${target.name} and the floor`, target, make.floor(), PAIR_SPANS);
-  }
-  if (peer) {
-    for (const variant of ['modern', 'legacy'] as const) {
+  // Each variant named in turns with another target (made for it by `other`), a ratio per span.
+  const against = async <V extends keyof typeof make>(
+    variants: readonly V[],
+    otherName: string,
+    other: (variant: V) => Target,
+    spans: number,
+    spanMs?: number,
+  ): Promise<Partial<Record<V, TurnRatios>>> => {
+    const ratios: Partial<Record<V, TurnRatios>> = {};
+    for (const variant of variants) {
       const target = make[variant]();
-      turns.peer[variant] = await turnRatios(`${target.name} and the peer`, target, peer(), PAIR_SPANS);
-    }
-  }
-  if (baselineMake) {
-    for (const variant of ['modern', 'legacy'] as const) {
-      const target = make[variant]();
-      turns.baseline[variant] = await turnRatios(
-        `${target.name} and the baseline's`,
+      ratios[variant] = await turnRatios(
+        `${target.name} and ${otherName}`,
         target,
-        baselineMake[variant](),
-        AB_SPANS,
-        AB_SPAN_MS,
+        other(variant),
+        spans,
+        spanMs,
       );
     }
-  }
+    return ratios;
+  };
+  const turns: CallTurns = {
+    floor: await against(['modern', 'legacy', 'scopes'], 'the floor', make.floor, PAIR_SPANS),
+    peer: peer ? await against(['modern', 'legacy'], 'the peer', peer, PAIR_SPANS) : {},
+    baseline: baselineMake
+      ? await against(['modern', 'legacy'], "the baseline's", (v) => baselineMake[v](), AB_SPANS, AB_SPAN_MS)
+      : {},
+  };
   const auditSide = ({ gateway: side, soloKey: key }: Toolgate, trail: string): Target =>
     renamed(modernTarget([side], key, max), `toolgate ${MODERN} audit ${trail}`);
   const audit = servers.audit
@@ -765,6 +770,21 @@ function summariseCalls(
         { op: '>=', value: 3 },
       );
     }
+    const baselineTurns = turns.baseline[key];
+    if (baselineTurns) {
+      metrics.add(
+        `call.${key}.cpu_vs_baseline_32`,
+        `${label}: gateway CPU per call ÷ baseline's, 32 clients (${AB_SPANS} spans of turns)`,
+        baselineTurns.cpu,
+        '×',
+      );
+      metrics.add(
+        `call.${key}.rps_vs_baseline_32`,
+        `${label}: throughput ÷ baseline's, 32 clients (${AB_SPANS} spans of turns)`,
+        baselineTurns.rps,
+        '×',
+      );
+    }
     metrics.add(
       `call.${key}.added_p50_1`,
       `${label}: added p50 over direct, 1 client`,
@@ -778,23 +798,6 @@ function summariseCalls(
       added(name, 'direct', 1, (w) => w.p99),
       'ms',
       { op: '<=', value: 2 },
-    );
-  }
-  for (const key of ['modern', 'legacy'] as const) {
-    const baselineTurns = turns.baseline[key];
-    if (!baselineTurns) continue;
-    const label = key === 'modern' ? MODERN : '2025 session';
-    metrics.add(
-      `call.${key}.cpu_vs_baseline_32`,
-      `${label}: gateway CPU per call ÷ baseline's, 32 clients (${AB_SPANS} spans of turns)`,
-      baselineTurns.cpu,
-      '×',
-    );
-    metrics.add(
-      `call.${key}.rps_vs_baseline_32`,
-      `${label}: throughput ÷ baseline's, 32 clients (${AB_SPANS} spans of turns)`,
-      baselineTurns.rps,
-      '×',
     );
   }
   if (has(MANY_SCOPES)) {
