@@ -36,14 +36,14 @@ import type { ProviderBuild } from './provider.js';
 
 /**
  * Workers per build: two, so the 18 bundled manifests build on two cores at start (a worker costs
- * a process and its module loading, ~0.12 s of a core, so not one per manifest); one where the process
+ * a process and its module loading, ~0.08 s of a core, so not one per manifest); one where the process
  * may use a single core (availableParallelism counts the cores it is pinned to). A reload of one
  * manifest starts one.
  */
 const POOL_SIZE = Math.min(2, availableParallelism());
 
 /**
- * How long a worker may take to load (~0.12 s on an idle core, a few seconds under tsx on a busy
+ * How long a worker may take to load (~0.08 s on an idle core, a few seconds under tsx on a busy
  * machine), apart from the builds' own limit, which counts from a build's start.
  */
 const LOAD_TIMEOUT_MS = 60_000;
@@ -66,6 +66,9 @@ const INITIAL_OLD_SPACE_MB = 256;
  * the worker's memory limit, which counts the old generation only.
  */
 const YOUNG_SPACE_MB = 32;
+
+/** The setting naming extra TLS certificates, which a build worker goes without (see startWorker). */
+const CA_FILE = 'NODE_EXTRA_CA_CERTS';
 
 /**
  * The most of an unfinished stderr line a worker's slot keeps. Its stderr is read line by line as it
@@ -127,7 +130,7 @@ export function buildInWorker(
 
 /**
  * Starts loading a build worker now, when one will soon be needed (a gateway's first catalog build,
- * while its store opens): the ~0.12 s a worker takes to load overlaps that work instead of following
+ * while its store opens): the ~0.08 s a worker takes to load overlaps that work instead of following
  * it. A worker nothing asks for ends after IDLE_MS, as any idle one.
  */
 export function warmBuildWorker(limits: CatalogBuildLimits = CATALOG_BUILD_DEFAULTS): void {
@@ -282,7 +285,9 @@ function hold(child: ChildProcess, busy: boolean): void {
  * build-worker.ts, loaded through tsx (a devDependency, present wherever the sources run), whose
  * location is resolved here so that the worker does not depend on its working directory. The
  * parent's own flags (an inspector, a heap size) are not passed on, nor its TOOLGATE_* settings
- * (the master key among them): a build reads files, never settings.
+ * (the master key among them): a build reads files, never settings. Nor are extra TLS certificates
+ * (a build never goes on the network): Node reads and parses their file as it starts, ~35 ms of a
+ * worker's ~65 ms start with Debian's bundle (issue 19: a 50-operation GitHub build in 250 ms).
  */
 function startWorker(memoryMb: number): ChildProcess {
   const source = import.meta.url.endsWith('.ts');
@@ -296,7 +301,7 @@ function startWorker(memoryMb: number): ChildProcess {
   ];
   if (source) execArgv.push('--import', import.meta.resolve('tsx'));
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('TOOLGATE_')),
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TOOLGATE_') && name !== CA_FILE),
   );
   return fork(entry, [], {
     execArgv,
