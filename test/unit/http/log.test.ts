@@ -15,6 +15,12 @@ describe('redactUrl', () => {
     expect(redactUrl('/mcp/')).toBe('/mcp/');
   });
 
+  it('logs loggable values as their decoded value encoded, whether the URL spelled them plainly or not', () => {
+    expect(redactUrl("/mcp/?user_id=u_1.x~*'()!&org_id=o-2")).toBe("/mcp/?user_id=u_1.x~*'()!&org_id=o-2");
+    expect(redactUrl('/mcp/?user_id=a+b&org_id=%6F1')).toBe('/mcp/?user_id=a%20b&org_id=o1');
+    expect(redactUrl('/mcp/?user_id=%C3%A9&&tools')).toBe('/mcp/?user_id=%C3%A9&tools=');
+  });
+
   it('redacts one-time link tokens in paths', () => {
     expect(redactUrl('/connect/abcdef123')).toBe('/connect/[redacted]');
     expect(redactUrl('/oauth/start/xyz?x=1')).toBe('/oauth/start/[redacted]?x=[redacted]');
