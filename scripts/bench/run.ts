@@ -82,7 +82,16 @@ import type {
   SearchProbe,
   WindowResult,
 } from './lib/ipc.js';
-import { ClientSet, interleave, median, pool, runTurns, runWindow, type Target } from './lib/load.js';
+import {
+  ClientSet,
+  interleave,
+  median,
+  pool,
+  QUIET_CORES,
+  runTurns,
+  runWindow,
+  type Target,
+} from './lib/load.js';
 import {
   DEFAULT_PEER_DIR,
   findPeer,
@@ -690,6 +699,35 @@ function callVariants(rounds: Map<string, WindowResult[]>[], targets: Target[]):
   return { rows, variants };
 }
 
+/**
+ * How quiet the machine was during a section's interleaved rounds: the CPU other processes used
+ * in its windows, and how many windows were measured again because they used more (lib/load.ts).
+ */
+function machineQuiet(
+  metrics: Metrics,
+  key: 'call' | 'list',
+  section: string,
+  rounds: readonly Map<string, WindowResult[]>[],
+): void {
+  const windows = rounds.flatMap((r) => [...r.values()].flat());
+  metrics.add(
+    `${key}.background_cores`,
+    `other processes on the machine during ${section}`,
+    windows.map((w) => w.background),
+    'cores',
+    undefined,
+    'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
+  );
+  metrics.add(
+    `${key}.remeasured_windows`,
+    `${section}: windows measured again, other processes busy (over ${QUIET_CORES} cores)`,
+    windows.reduce((sum, w) => sum + (w.remeasured ?? 0), 0),
+    'windows',
+    undefined,
+    `of ${windows.length}; the least disturbed measurement of each is kept`,
+  );
+}
+
 function summariseCalls(
   rounds: Map<string, WindowResult[]>[],
   targets: Target[],
@@ -700,14 +738,7 @@ function summariseCalls(
 ): CallSection {
   const { each: med, ratio, added } = readRounds(rounds);
   const has = (name: string): boolean => targets.some((t) => t.name === name);
-  metrics.add(
-    'call.background_cores',
-    'other processes on the machine during tools/call',
-    rounds.flatMap((r) => [...r.values()].flat().map((w) => w.background)),
-    'cores',
-    undefined,
-    'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
-  );
+  machineQuiet(metrics, 'call', 'tools/call', rounds);
   metrics.add(
     'call.floor.rps_32',
     'floor (Fastify + undici) req/s, 32 clients',
@@ -922,14 +953,7 @@ async function toolsList(servers: Servers, metrics: Metrics): Promise<void> {
   const rounds = (JSON.parse(output.trim().split('\n').pop()!) as ListRounds).map(
     (round) => new Map(Object.entries(round)),
   );
-  metrics.add(
-    'list.background_cores',
-    'other processes on the machine during tools/list',
-    rounds.flatMap((r) => [...r.values()].flat().map((w) => w.background)),
-    'cores',
-    undefined,
-    'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
-  );
+  machineQuiet(metrics, 'list', 'tools/list', rounds);
   const targetsMs: Record<number, number | undefined> = { 10: undefined, 300: 0.4, 1000: 1 };
   for (const transport of ['modern', 'legacy'] as const) {
     for (const size of LIST_SIZES) {

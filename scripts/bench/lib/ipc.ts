@@ -115,6 +115,8 @@ export interface WindowResult {
   generatorBusy: number;
   /** Cores used meanwhile by processes outside the benchmark (a shared machine's noise). */
   background: number;
+  /** How many more times the window was measured because other processes were busy (lib/load.ts). */
+  remeasured?: number;
   errors: number;
   firstError?: string;
 }

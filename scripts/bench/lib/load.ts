@@ -239,7 +239,38 @@ export async function runTurns(
 
 const progress = (text: string): void => void process.stderr.write(`${text}\n`);
 
-/** Runs each target's window once per round, the first target rotating, at each client count. */
+/**
+ * Cores other processes may use during a window of an interleaved round for it to count as measured
+ * on a quiet machine; a window over it is measured again, at most {@link REMEASURES} times, and the
+ * least disturbed of its measurements is kept (WindowResult.remeasured says how many more it took).
+ * On this 2-core machine a neighbour's burst of a core and a half once made one round's p99 at one
+ * client 14 ms against the other rounds' 0.4-0.5 ms (scripts/bench/results.json, 2026-11-28).
+ */
+export const QUIET_CORES = 0.25;
+const REMEASURES = 2;
+
+/** One window of `set`'s load, measured again while other processes disturbed it (see QUIET_CORES). */
+async function quietWindow(
+  set: ClientSet,
+  clients: number,
+  ms: number,
+  settleMs: number,
+): Promise<WindowResult> {
+  let kept = await runWindow(set, clients, ms, settleMs);
+  for (let again = 1; again <= REMEASURES && kept.background > QUIET_CORES; again++) {
+    progress(
+      `  ~ ${set.target.name} @${clients}: other processes used ${kept.background.toFixed(2)} cores; measuring again`,
+    );
+    const next = await runWindow(set, clients, ms, settleMs);
+    kept = { ...(next.background < kept.background ? next : kept), remeasured: again };
+  }
+  return kept;
+}
+
+/**
+ * Runs each target's window once per round, the first target rotating, at each client count; a
+ * window disturbed by other processes is measured again ({@link quietWindow}).
+ */
 export async function interleave(
   sets: ClientSet[],
   rounds: number,
@@ -253,7 +284,7 @@ export async function interleave(
     for (const clients of clientCounts) {
       for (let i = 0; i < sets.length; i++) {
         const set = sets[(i + round) % sets.length]!;
-        const result = await runWindow(set, clients, windowMs(clients), settleMs);
+        const result = await quietWindow(set, clients, windowMs(clients), settleMs);
         if (result.errors > 0)
           progress(
             `  ! ${set.target.name} @${clients}: ${result.errors} errors, first: ${result.firstError}`,
