@@ -1,11 +1,12 @@
 /**
  * `npx tsx scripts/bench/instructions.ts [--baseline=DIR] [--floor] [--transport=modern|legacy]
- * [--calls=N] [--warmup=N] [--keep=DIR]`: the gateway's instructions per tools/call, counted by
- * Valgrind's callgrind (lib/instructions.ts says how and why) instead of timed, so a change worth
- * 1-2 % of a call can be kept or dropped on evidence (issue 19). With `--baseline` (another checkout
- * of the repo with its node_modules linked), that tree's gateway is counted at the same time as this
- * one's; with `--floor`, the floor (floor.ts, the bare Fastify + undici proxy) is, and the gateway's
- * count is given over the floor's: issue 19's CPU target as a ratio no machine state moves.
+ * [--calls=N] [--warmup=N] [--keep=DIR] [--diff[=N]]`: the gateway's instructions per tools/call,
+ * counted by Valgrind's callgrind (lib/instructions.ts says how and why) instead of timed, so a
+ * change worth 1-2 % of a call can be kept or dropped on evidence (issue 19). With `--baseline`
+ * (another checkout of the repo with its node_modules linked), that tree's gateway is counted at the
+ * same time as this one's; with `--floor`, the floor (floor.ts, the bare Fastify + undici proxy) is,
+ * and the gateway's count is given over the floor's: issue 19's CPU target as a ratio no machine
+ * state moves.
  *
  * Reported per call: all instructions; the JIT compiler's (still compiling hot code: under
  * `--predictable` it runs on the main thread, and how much a window holds varies from run to run);
@@ -17,13 +18,25 @@
  * code V8 wrote (`JS:*name url:line:column`, `*` optimized, `^` baseline). Then
  * `callgrind_annotate FILE` lists functions by their own count, `--inclusive=yes --tree=caller`
  * who calls what (the builtins a JIT function jumps through blur its inclusive count).
+ *
+ * `--diff[=N]` (with `--baseline` or `--floor`) lists the N functions (30 by default) whose own
+ * instructions per call differ most between this tree's gateway and the other process (the
+ * baseline's, else the floor): where a change moved the count, or where the gateway spends beyond
+ * what the floor does (issue 19). The JIT compiler's and the collector's own functions are left
+ * out, as the net count leaves them out.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildChildren, startOptions } from './lib/build.js';
 import { REPO } from './lib/fixtures.js';
-import { countInstructions, netOf, valgrindMissing, type CountedGateway } from './lib/instructions.js';
+import {
+  countInstructions,
+  netOf,
+  ownCosts,
+  valgrindMissing,
+  type CountedGateway,
+} from './lib/instructions.js';
 import { firstLine, start } from './lib/proc.js';
 
 const args = process.argv.slice(2);
@@ -35,6 +48,11 @@ const TRANSPORT = option('transport') ?? 'modern';
 const BASELINE = option('baseline');
 const KEEP = option('keep');
 const FLOOR = args.includes('--floor');
+const DIFF_ROWS = args.includes('--diff')
+  ? 30
+  : option('diff') !== undefined
+    ? Number(option('diff'))
+    : undefined;
 
 const perCall = (events: number): string => `${(events / 1000).toFixed(1)}k`;
 
@@ -42,7 +60,12 @@ async function main(): Promise<void> {
   const missing = valgrindMissing();
   if (missing) throw new Error(missing);
   if (TRANSPORT !== 'modern' && TRANSPORT !== 'legacy') throw new Error('--transport is modern or legacy');
+  if (DIFF_ROWS !== undefined && !(Number.isInteger(DIFF_ROWS) && DIFF_ROWS > 0))
+    throw new Error('--diff takes a number of functions, e.g. --diff=40');
+  if (DIFF_ROWS !== undefined && !BASELINE && !FLOOR) throw new Error('--diff needs --baseline or --floor');
   const work = mkdtempSync(join(tmpdir(), 'toolgate-instructions-'));
+  // The outputs a diff reads, with their functions named, wherever --keep does not put them.
+  const keep = KEEP ?? (DIFF_ROWS !== undefined ? join(work, 'kept') : undefined);
   try {
     const trees: [string, string][] = [['this tree', REPO]];
     if (BASELINE) trees.push(['baseline', resolve(BASELINE)]);
@@ -63,7 +86,7 @@ async function main(): Promise<void> {
         warmup: WARMUP,
         work: join(work, 'gateways'),
         upstreamUrl,
-        ...(KEEP !== undefined ? { keep: KEEP } : {}),
+        ...(keep !== undefined ? { keep } : {}),
         ...(FLOOR ? { floor: builds[0]!('floor.ts') } : {}),
       });
       for (const count of counts) {
@@ -84,11 +107,38 @@ async function main(): Promise<void> {
           `net instructions per call, this tree ÷ floor: ${(netOf(self) / netOf(floor)).toFixed(3)}\n`,
         );
       }
+      if (keep !== undefined && DIFF_ROWS !== undefined)
+        printDiff(keep, BASELINE ? 'baseline' : 'floor', DIFF_ROWS);
     } finally {
       await upstream.stop();
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const NAME_WIDTH = 120;
+/** A name cut to {@link NAME_WIDTH} characters: C++ template names run to hundreds. */
+const shortened = (name: string): string =>
+  name.length > NAME_WIDTH ? `${name.slice(0, NAME_WIDTH - 1)}…` : name;
+
+/** The functions whose own instructions per call differ most between this tree and `other`. */
+function printDiff(dir: string, other: string, rows: number): void {
+  const mine = ownCosts(join(dir, 'this-tree.callgrind'), CALLS);
+  const theirs = ownCosts(join(dir, `${other}.callgrind`), CALLS);
+  const names = [...new Set([...mine.keys(), ...theirs.keys()])];
+  const change = (name: string): number => (mine.get(name) ?? 0) - (theirs.get(name) ?? 0);
+  names.sort((a, b) => Math.abs(change(b)) - Math.abs(change(a)));
+  const cell = (n: number | undefined): string => (n === undefined ? '-' : n.toFixed(0)).padStart(9);
+  process.stdout.write(
+    `\nown instructions per call, the functions that differ most (this tree - ${other}):\n` +
+      `${'change'.padStart(9)}${'this tree'.padStart(10)}${other.padStart(10)}  function\n`,
+  );
+  for (const name of names.slice(0, rows)) {
+    const delta = change(name);
+    process.stdout.write(
+      `${`${delta > 0 ? '+' : ''}${delta.toFixed(0)}`.padStart(9)} ${cell(mine.get(name))} ${cell(theirs.get(name))}  ${shortened(name)}\n`,
+    );
   }
 }
 

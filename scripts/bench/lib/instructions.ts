@@ -94,15 +94,16 @@ type Share = keyof typeof SHARES;
 const FUNCTION_LINE = /^c?fn=\((\d+)\)(?: (.*))?$/;
 
 /**
- * The events of a callgrind output file: its total, and the inclusive cost of the calls into each
- * of {@link SHARES} from functions outside it (so a share's own nested calls are not counted twice).
+ * Walks the cost lines of a callgrind output file: each with the function it is charged to and,
+ * for the inclusive cost of a call that function makes, the callee; returns the file's total.
  */
-function readCount(file: string): Omit<InstructionCount, 'name'> {
+function walkCosts(
+  file: string,
+  visit: (fn: string, cost: number, callee: string | undefined) => void,
+): number {
   const names = new Map<string, string>();
-  const count = { total: 0, compile: 0, gc: 0 };
-  const shareOf = (name: string): Share | undefined =>
-    (Object.keys(SHARES) as Share[]).find((share) => SHARES[share].test(name));
-  let caller = '';
+  let total = 0;
+  let fn = '';
   let callee = '';
   let afterCall = false;
   // `fn=(id) name` or `cfn=(id) name` the first time a function appears, `fn=(id)` after.
@@ -113,18 +114,70 @@ function readCount(file: string): Omit<InstructionCount, 'name'> {
     return names.get(match[1]!) ?? '';
   };
   for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.startsWith('fn=')) caller = nameOf(line);
+    if (line.startsWith('fn=')) fn = nameOf(line);
     else if (line.startsWith('cfn=')) callee = nameOf(line);
     else if (line.startsWith('calls=')) afterCall = true;
-    else if (line.startsWith('totals:')) count.total = Number(line.slice(7));
-    else if (afterCall && /^[0-9+*-]/.test(line)) {
+    else if (line.startsWith('totals:')) total = Number(line.slice(7));
+    else if (/^[0-9+*-]/.test(line)) {
+      visit(fn, Number(line.split(' ')[1]), afterCall ? callee : undefined);
       afterCall = false;
-      const share = shareOf(callee);
-      if (share && shareOf(caller) !== share) count[share] += Number(line.split(' ')[1]);
     }
   }
+  return total;
+}
+
+/**
+ * The events of a callgrind output file: its total, and the inclusive cost of the calls into each
+ * of {@link SHARES} from functions outside it (so a share's own nested calls are not counted twice).
+ */
+function readCount(file: string): Omit<InstructionCount, 'name'> {
+  const shareOf = (name: string): Share | undefined =>
+    (Object.keys(SHARES) as Share[]).find((share) => SHARES[share].test(name));
+  const count = { total: 0, compile: 0, gc: 0 };
+  count.total = walkCosts(file, (fn, cost, callee) => {
+    if (callee === undefined) return;
+    const share = shareOf(callee);
+    if (share && shareOf(fn) !== share) count[share] += cost;
+  });
   return count;
 }
+
+/**
+ * A function's name as two processes' outputs can share it: a JavaScript function without its
+ * tier (`*` optimized, `^` baseline, `~` interpreted, `+` Maglev) or the build directory its file
+ * was compiled to, and code without a name as one entry.
+ */
+function sharedName(name: string): string {
+  return name
+    .replace(/^JS:[*^~+]/, 'JS:')
+    .replace(/file:\/\/\S*?\/build\/(?=core|plugins|scripts)/g, '')
+    .replace(/^0x[0-9a-f]+/, '(code without a name)')
+    .replace(/ \[.*\]$/, '');
+}
+
+/**
+ * The instructions each function ran itself (callees not included), per counted call, by
+ * {@link sharedName}, from a callgrind output {@link countInstructions} kept; the JIT compiler's
+ * and the collector's functions ({@link OWN_LEFT_OUT}) are left out, as the net count leaves out
+ * their shares.
+ */
+export function ownCosts(file: string, calls: number): Map<string, number> {
+  const costs = new Map<string, number>();
+  walkCosts(file, (fn, cost, callee) => {
+    if (callee !== undefined || OWN_LEFT_OUT.test(fn)) return;
+    const name = sharedName(fn);
+    costs.set(name, (costs.get(name) ?? 0) + cost / calls);
+  });
+  return costs;
+}
+
+/**
+ * The JIT compiler's and the garbage collector's own functions, by name: their namespaces, and the
+ * collector's visitors, markers, sweepers and evacuators (a major collection falling in a counted
+ * window would otherwise top a diff).
+ */
+const OWN_LEFT_OUT =
+  /v8::internal::(?:compiler|maglev|baseline|wasm)::|Heap::|Scaveng|Mark(?:ing|er|Compact)|Sweep|Evacuat|LiveObject|IteratePointers|MigratedSlot|Runtime_Compile/;
 
 /** A process under callgrind, ready for calls. */
 interface Measured {
