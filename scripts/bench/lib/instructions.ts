@@ -145,7 +145,8 @@ function readCount(file: string): Omit<InstructionCount, 'name'> {
 /**
  * A function's name as two processes' outputs can share it: a JavaScript function without its
  * tier (`*` optimized, `^` baseline, `~` interpreted, `+` Maglev) or the build directory its file
- * was compiled to, and code without a name as one entry.
+ * was compiled to, a C++ function's compiler clones (`[clone .isra.0]`) as the function, and code
+ * without a name as one entry.
  */
 function sharedName(name: string): string {
   return name
