@@ -15,9 +15,7 @@ import { PluginRegistry } from '../core/catalog/plugins/registry.js';
 import { hashSecretBinding, KeyService } from '../core/auth/key-service.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { MASTER_KEY_WARNING, openCore } from '../core/admin/open.js';
-import { Gateway } from '../core/gateway.js';
 import { mcpServersConfig } from '../core/admin/operations.js';
-import { addProvider, formatProviderAdd } from '../core/admin/provider-add.js';
 import { auditFilter, auditJsonLine, auditTable, MAX_AUDIT_LIMIT } from '../core/admin/audit.js';
 import { InputError } from '../core/admin/input.js';
 import { IdentityProviderOperations } from '../core/admin/identity-providers.js';
@@ -32,6 +30,10 @@ import { formatTransfer, redactedUrl, transferStore } from '../core/store/transf
 /**
  * The `toolgate` command. It works on the same data dir as a running server, and what it changes
  * takes effect there at once (the server reads keys from the store on every request).
+ *
+ * The gateway (Fastify, the MCP SDK, the front door's oidc-provider) and the OpenAPI drafter are
+ * loaded by the commands that use them, not by every command: `keys create` and the like start in
+ * a fraction of the time.
  */
 const USAGE = `Usage: toolgate <command>
 
@@ -105,6 +107,7 @@ async function withKeys<T>(config: Config, fn: (keys: KeyService) => Promise<T>)
 const SHUTDOWN_SLACK_MS = 5_000;
 
 async function serve(config: Config): Promise<void> {
+  const { Gateway } = await import('../core/gateway.js');
   const gateway = await Gateway.create({ config, plugins: PLUGINS });
   let stopping = false;
   const stop = (signal: string): void => {
@@ -337,6 +340,7 @@ async function providerCommand(config: Config, args: string[]): Promise<void> {
   });
   if (!values.openapi) throw new UsageError('provider add needs --openapi FILE_OR_URL, the OpenAPI document');
   if (!values.id) throw new UsageError('provider add needs --id ID, the new provider id (e.g. acme-crm)');
+  const { addProvider, formatProviderAdd } = await import('../core/admin/provider-add.js');
   const result = await addProvider({
     config,
     registry: new PluginRegistry(PLUGINS),

@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 import type { Keyring } from '../keyring.js';
 import type { IdentityProviderRecord, Store } from '../store/types.js';
 import type { OutboundClient } from '../upstream/outbound.js';
-import { recordKey } from './front-door/adapter.js';
+import { recordKey } from './front-door/record-key.js';
 
 const SECRET_PURPOSE = 'toolgate/idp-client-secret';
 

@@ -1,16 +1,11 @@
-import { createHash } from 'node:crypto';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { FrontDoorStore } from '../../store/types.js';
+import { recordKey } from './record-key.js';
 
 /** How long a record oidc-provider gives no lifetime lives (registered clients): renewed on use. */
 export const UNUSED_CLIENT_TTL_S = 30 * 24 * 3600;
 // A registered client's lifetime is renewed on use once less than this much of it is left.
 const CLIENT_RENEW_BELOW_S = UNUSED_CLIENT_TTL_S - 24 * 3600;
-
-/** The hash a record is stored under: of its model and id, never the id (it may be a bearer token). */
-export function recordKey(model: string, id: string): string {
-  return createHash('sha256').update(`${model}\u0000${id}`).digest('base64url');
-}
 
 export interface AdapterHooks {
   /** A client id this adapter does not store (a Client ID Metadata Document URL): its metadata. */
