@@ -24,6 +24,12 @@ export interface Metric {
   pass: boolean | null;
   /** How it was measured, when the label does not say it all. */
   note?: string;
+  /**
+   * What the value depends on beyond the code and the machine, such as how many calls callgrind
+   * counted after how long a warm-up (a quick run counts fewer, and less warmed up): figures of
+   * different bases are not compared for regressions.
+   */
+  basis?: string;
 }
 
 /** Three significant digits: enough for a benchmark, stable enough to diff. */
@@ -51,6 +57,7 @@ export class Metrics {
     unit: string,
     target?: Target,
     note?: string,
+    basis?: string,
   ): void {
     const finite = (typeof samples === 'number' ? [samples] : samples).filter(Number.isFinite);
     const value = median(finite);
@@ -65,6 +72,7 @@ export class Metrics {
       // A targeted figure that could not be measured is no pass.
       pass: target === undefined ? null : finite.length > 0 && finite.every((v) => meets(v, target)),
       ...(note !== undefined ? { note } : {}),
+      ...(basis !== undefined ? { basis } : {}),
     });
   }
 }
@@ -119,7 +127,8 @@ function spread(m: Pick<Metric, 'value' | 'range'>): number {
 
 /**
  * The metrics that got worse than in `before` (a previous results file's metrics) beyond the noise
- * band: the larger of `floor` and either run's own relative spread.
+ * band: the larger of `floor` and either run's own relative spread. A metric measured on another
+ * basis than before (a quick run's callgrind count against a full run's) is not compared.
  */
 export function regressions(
   before: Record<string, Metric>,
@@ -130,7 +139,14 @@ export function regressions(
   for (const [id, now] of after.all) {
     const then = before[id];
     const direction = better(now);
-    if (!then || !direction || then.unit !== now.unit || !(then.value > 0) || !Number.isFinite(now.value))
+    if (
+      !then ||
+      !direction ||
+      then.unit !== now.unit ||
+      then.basis !== now.basis ||
+      !(then.value > 0) ||
+      !Number.isFinite(now.value)
+    )
       continue;
     const change = now.value / then.value - 1;
     const band = Math.max(floor, spread(then), spread(now));
