@@ -73,6 +73,18 @@ export function circles(graph: ImportGraph): string[][] {
   return found;
 }
 
+/** Every file `from` imports, directly or through others (`from` itself included), sorted. */
+export function reachable(graph: ImportGraph, from: string): string[] {
+  const seen = new Set<string>();
+  const pending = [from];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    pending.push(...(graph.get(file) ?? []));
+  }
+  return [...seen].sort();
+}
+
 /** A room of the layering: the files whose path matches, at a rank (higher ranks build on lower ones). */
 export interface Room {
   name: string;

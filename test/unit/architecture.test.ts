@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   circles,
   layerViolations,
+  reachable,
   readImportGraph,
   type ImportGraph,
   type Room,
@@ -76,6 +77,19 @@ describe('the import graph', () => {
   it('keeps tests from importing scripts/', () => {
     expect(importsOf('test/', 'scripts/')).toEqual([]);
   });
+
+  // Every `toolgate` command but serve opens the store through core/admin/open.ts. Loading the HTTP
+  // and MCP layers (Fastify, the MCP SDK) or the front door's oidc-provider with it took each such
+  // command ~0.75 s more to start, three times its own work.
+  it('opens the store for a command without the server: no HTTP, MCP or front-door oidc-provider code', () => {
+    const server = (file: string): boolean =>
+      file.startsWith('core/http/') ||
+      file.startsWith('core/mcp/') ||
+      file === 'core/gateway.ts' ||
+      file === 'core/auth/front-door/index.ts' ||
+      file === 'core/auth/front-door/adapter.ts';
+    expect(reachable(graph, 'core/admin/open.ts').filter(server)).toEqual([]);
+  });
 });
 
 describe('the import graph checks', () => {
@@ -91,6 +105,16 @@ describe('the import graph checks', () => {
 
   it('find a planted circle', () => {
     expect(circles(planted)).toEqual([['core/tools/b.ts', 'core/tools/c.ts']]);
+  });
+
+  it('find what a file imports through others, across a circle', () => {
+    expect(reachable(planted, 'core/connections/e.ts')).toEqual([
+      'core/connections/e.ts',
+      'core/domain.ts',
+      'core/store/a.ts',
+      'core/tools/b.ts',
+      'core/tools/c.ts',
+    ]);
   });
 
   it('find an import up the layers, between siblings, and a file in no layer', () => {
