@@ -1,8 +1,9 @@
 /**
- * The floor of this stack (DESIGN.md, Performance facts): a bare Fastify app with one route that
- * parses the same JSON-RPC body a tools/call carries, sends the same request to the upstream
- * through an undici Pool, and answers the upstream's text in a JSON-RPC result. No auth, no store,
- * no MCP: what any Fastify + undici gateway pays at least. Prints its port as the first line.
+ * The floor of this stack (DESIGN.md, Performance facts): a bare Fastify app with one route, at
+ * Toolgate's URL, that is sent the very tools/call Toolgate is (URL, headers, JSON-RPC body:
+ * targets.ts, floorTarget), parses it, sends the same request to the upstream through an undici
+ * Pool, and answers the upstream's text in a JSON-RPC result. No auth, no store, no MCP: what any
+ * Fastify + undici gateway pays at least. Prints its port as the first line.
  */
 import Fastify from 'fastify';
 import { Pool } from 'undici';
@@ -12,7 +13,7 @@ async function main(): Promise<void> {
   if (!upstream) throw new Error('BENCH_UPSTREAM is not set');
   const pool = new Pool(upstream, { connections: 64 });
   const app = Fastify({ logger: false });
-  app.post('/call', async (request, reply) => {
+  app.post('/mcp/', async (request, reply) => {
     const body = request.body as {
       id: number;
       params: { arguments: { id: string; fields?: string }; _meta?: unknown };

@@ -60,6 +60,7 @@ import {
   writeGithubAll,
   writeMutualReferences,
 } from './lib/fixtures.js';
+import { newSessionId } from '../../core/coordination/sessions.js';
 import { buildChildren, startOptions } from './lib/build.js';
 import { countInstructions, runOf, valgrindMissing, type InstructionCount } from './lib/instructions.js';
 import { createSharedStore, sharedStoreMissing } from './lib/cluster.js';
@@ -128,17 +129,20 @@ import {
   directTarget,
   floorTarget,
   legacyBody,
+  legacyCallRequest,
   legacyHeaders,
   legacyTarget,
   listTarget,
   modernBody,
   modernCall,
+  modernCallRequest,
   modernHeaders,
   modernList,
   MODERN,
   modernTarget,
   openLegacySession,
   UPSTREAM_KEY,
+  type CallRequest,
 } from './lib/targets.js';
 
 const args = process.argv.slice(2);
@@ -385,14 +389,22 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
   const scopes = await connectScopes(servers.toolgate);
   // Each variant's target, made anew for the rounds and for each pair of turns (both close theirs).
   const make = {
-    floor: () => floorTarget(servers.floorUrl, servers.floor.pid, max),
     modern: () => modernTarget([gateway], soloKey, max),
     legacy: () => legacyTarget([gateway], soloKey, max),
     scopes: () => renamed(modernTarget([gateway], clientKey, max, scopes), MANY_SCOPES),
   };
+  // The floor, sent what each variant is sent (a session id of the same form for the 2025 one's);
+  // in the rounds, the 2026-07-28 call.
+  const floorSent = (request: CallRequest) => (): Target =>
+    floorTarget(servers.floorUrl, servers.floor.pid, max, request);
+  const floor = {
+    modern: floorSent(modernCallRequest(soloKey)),
+    legacy: floorSent(legacyCallRequest(soloKey, newSessionId())),
+    scopes: floorSent(modernCallRequest(clientKey, scopes)),
+  };
   const targets: Target[] = [
     directTarget(servers.upstreamUrl, servers.upstream.pid, max),
-    make.floor(),
+    floor.modern(),
     make.modern(),
     make.legacy(),
     make.scopes(),
@@ -436,7 +448,7 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     return ratios;
   };
   const turns: CallTurns = {
-    floor: await against(['modern', 'legacy', 'scopes'], 'the floor', make.floor, PAIR_SPANS),
+    floor: await against(['modern', 'legacy', 'scopes'], 'the floor', (v) => floor[v](), PAIR_SPANS),
     peer: peer ? await against(['modern', 'legacy'], 'the peer', peer, PAIR_SPANS) : {},
     baseline: baselineMake
       ? await against(['modern', 'legacy'], "the baseline's", (v) => baselineMake[v](), AB_SPANS, AB_SPAN_MS)
@@ -741,7 +753,7 @@ function summariseCalls(
   machineQuiet(metrics, 'call', 'tools/call', rounds);
   metrics.add(
     'call.floor.rps_32',
-    'floor (Fastify + undici) req/s, 32 clients',
+    'floor (Fastify + undici, sent the 2026-07-28 call) req/s, 32 clients',
     med('floor', 32, (w) => w.rps),
     'req/s',
   );

@@ -22,7 +22,17 @@ import { join } from 'node:path';
 import { benchGatewayEnv } from './fixtures.js';
 import { ClientSet, pool, type Target } from './load.js';
 import { firstLine, GatewayChild, SERVER_CORE, start } from './proc.js';
-import { floorTarget, legacyTarget, modernCall, modernTarget, UPSTREAM_KEY } from './targets.js';
+import { generateApiKey } from '../../../core/auth/keys.js';
+import { newSessionId } from '../../../core/coordination/sessions.js';
+import {
+  floorTarget,
+  legacyCallRequest,
+  legacyTarget,
+  modernCall,
+  modernCallRequest,
+  modernTarget,
+  UPSTREAM_KEY,
+} from './targets.js';
 
 const CLIENTS = 8;
 
@@ -266,7 +276,15 @@ async function startFloor(script: string, dir: string, options: CountOptions): P
       name: 'floor',
       pid: floor.pid,
       out,
-      target: floorTarget(url, floor.pid, CLIENTS),
+      // Sent the gateways' request: a key and a session id of theirs, which it does not check.
+      target: floorTarget(
+        url,
+        floor.pid,
+        CLIENTS,
+        options.transport === 'legacy'
+          ? legacyCallRequest(generateApiKey(), newSessionId())
+          : modernCallRequest(generateApiKey()),
+      ),
       // floor.ts closes and exits on SIGTERM; callgrind then writes its output, given the time.
       exit: () => floor.stop(CALLGRIND_EXIT_MS),
       stop: () => floor.stop(),

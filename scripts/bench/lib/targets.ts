@@ -97,22 +97,45 @@ export function directTarget(upstreamUrl: string, upstreamPid: number, maxClient
   };
 }
 
-/** The bare Fastify + undici proxy (floor.ts), sent the same JSON-RPC body a tools/call carries. */
-export function floorTarget(url: string, pid: number, maxClients: number): Target {
+/** One tools/call as the load generator sends it (`seq`: the request's number): URL path, headers, body. */
+export type CallRequest = (seq: number) => { path: string; headers: Record<string, string>; body: string };
+
+/**
+ * The 2026-07-28 tools/call as the v2 client sends it, with its key; given `scopes` (query strings
+ * such as `?user_id=u1`), consecutive requests go to each scope in turn.
+ */
+export function modernCallRequest(key: string, scopes: readonly string[] = ['']): CallRequest {
+  const headers = modernHeaders(key, 'tools/call', CALL_PARAMS.name);
+  const paths = scopes.map((query) => `/mcp/${query}`);
+  return (seq) => ({
+    path: paths[seq % paths.length]!,
+    headers,
+    body: modernBody(seq, 'tools/call', CALL_PARAMS),
+  });
+}
+
+/** The 2025-era tools/call of a session, as the v2 client sends it. */
+export function legacyCallRequest(key: string, session: string): CallRequest {
+  const headers = legacyHeaders(key, session);
+  return (seq) => ({ path: '/mcp/', headers, body: legacyBody(seq, 'tools/call', CALL_PARAMS) });
+}
+
+/**
+ * The bare Fastify + undici proxy (floor.ts), sent `request`: the very request (URL, headers, body)
+ * the Toolgate variant it is compared with is sent, so that what the floor reads of it costs the
+ * floor what it costs Toolgate (issue 19: the same HTTP in). 2026-07-28's Mcp-* headers, key and
+ * `_meta` envelope cost a bare Fastify server about 20k instructions per call, a tenth of its own
+ * (callgrind; scripts/bench/instructions.ts --floor), which the floor once was not sent.
+ */
+export function floorTarget(url: string, pid: number, maxClients: number, request: CallRequest): Target {
   const http = pool(url, maxClients);
   let seq = 0;
-  const headers = { 'content-type': 'application/json', accept: 'application/json' };
   return {
     name: 'floor',
     pids: [pid],
     client: () =>
       Promise.resolve(async () => {
-        const response = await http.request({
-          method: 'POST',
-          path: '/call',
-          headers,
-          body: legacyBody(++seq, 'tools/call', CALL_PARAMS),
-        });
+        const response = await http.request({ method: 'POST', ...request(++seq) });
         checkCallResult(await expectStatus(response, 200, 'floor'), 'floor');
       }),
     close: () => http.close(),
@@ -134,20 +157,14 @@ export function modernTarget(
     gateways.map((g) => g.ready.url),
     maxClients,
   );
-  const headers = modernHeaders(key, 'tools/call', CALL_PARAMS.name);
-  const paths = scopes.map((query) => `/mcp/${query}`);
+  const request = modernCallRequest(key, scopes);
   let seq = 0;
   return {
     name: `toolgate ${MODERN}`,
     pids: gateways.map((g) => g.pid),
     client: () =>
       Promise.resolve(async () => {
-        const response = await http.request({
-          method: 'POST',
-          path: paths[seq % paths.length]!,
-          headers,
-          body: modernBody(++seq, 'tools/call', CALL_PARAMS),
-        });
+        const response = await http.request({ method: 'POST', ...request(++seq) });
         checkCallResult(await expectStatus(response, 200, 'toolgate 2026'), 'toolgate 2026');
       }),
     close: () => http.close(),
@@ -169,14 +186,9 @@ export function legacyTarget(gateways: readonly GatewayChild[], key: string, max
     name: 'toolgate 2025 session',
     pids: gateways.map((g) => g.pid),
     async client() {
-      const headers = legacyHeaders(key, await openLegacySession(http, '/mcp/', key));
+      const request = legacyCallRequest(key, await openLegacySession(http, '/mcp/', key));
       return async () => {
-        const response = await http.request({
-          method: 'POST',
-          path: '/mcp/',
-          headers,
-          body: legacyBody(++seq, 'tools/call', CALL_PARAMS),
-        });
+        const response = await http.request({ method: 'POST', ...request(++seq) });
         checkCallResult(await expectStatus(response, 200, 'toolgate 2025'), 'toolgate 2025');
       };
     },
