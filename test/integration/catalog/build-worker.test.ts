@@ -51,15 +51,16 @@ const SMALL_DOCUMENT = JSON.stringify({
 });
 
 /**
- * GitHub's full description with six more copies of its components: a 30 MB document that a build
- * needs about 0.3 s (read, hashed, parsed; 2026-11 on the CI machine) and a few hundred MB of heap
- * to read, whichever operations the manifest selects.
+ * GitHub's full description with ten more copies of its components: a 48 MB document that a build
+ * needs about 0.5 s (read, hashed, parsed) and about 65 MB of heap to read (its parsed values; the
+ * text is held outside the heap), whichever operations the manifest selects: twice the smallest
+ * memory limit there is, 32 MB.
  */
 function bigDocument(): string {
   const github = JSON.parse(
     readFileSync('node_modules/@octokit/openapi/generated/api.github.com.json', 'utf8'),
   ) as Record<string, unknown>;
-  for (let i = 0; i < 6; i++) github[`x-copy-${i}`] = github.components;
+  for (let i = 0; i < 10; i++) github[`x-copy-${i}`] = github.components;
   return JSON.stringify(github);
 }
 
@@ -151,7 +152,7 @@ describe('a manifest over a build limit', () => {
   let tg: TestGateway;
   let client: TestClient;
   beforeAll(async () => {
-    tg = await gatewayWith({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '64' });
+    tg = await gatewayWith({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '32' });
     client = await connectWithKey(tg, '2025 (v1 client)', '?user_id=u1');
   });
   afterAll(async () => {
@@ -169,7 +170,7 @@ describe('a manifest over a build limit', () => {
         code: 'TG_CATALOG_BUILD_LIMIT',
         severity: 'error',
         message: expect.stringContaining(
-          'building provider "github" needed more than 64 MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=64)',
+          'building provider "github" needed more than 32 MB of memory (TOOLGATE_CATALOG_BUILD_MEMORY_MB=32)',
         ) as unknown,
       }),
     ]);
@@ -184,7 +185,7 @@ describe('a manifest over a build limit', () => {
     };
     expect(ready.catalog.stale.github?.join('\n')).toMatch(/TG_CATALOG_BUILD_LIMIT/);
     expect(
-      tg.logs.some((line) => line.includes('TG_CATALOG_PROVIDER_FAILED') && line.includes('64 MB')),
+      tg.logs.some((line) => line.includes('TG_CATALOG_PROVIDER_FAILED') && line.includes('32 MB')),
     ).toBe(true);
   });
 
@@ -198,10 +199,10 @@ describe('a manifest over a build limit', () => {
       /github\.yaml:1:1 +TG_CATALOG_BUILD_LIMIT +\(root\) +building provider "github" took longer than 0\.1 s \(TOOLGATE_CATALOG_BUILD_TIMEOUT_MS=100\) and was stopped; select fewer operations \(openapi > operations > include\) or raise TOOLGATE_CATALOG_BUILD_TIMEOUT_MS/,
     );
 
-    const large = await validate({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '64' });
+    const large = await validate({ TOOLGATE_CATALOG_BUILD_MEMORY_MB: '32' });
     expect(large.code).toBe(1);
     expect(large.stdout).toMatch(
-      /github\.yaml:1:1 +TG_CATALOG_BUILD_LIMIT .*needed more than 64 MB of memory/,
+      /github\.yaml:1:1 +TG_CATALOG_BUILD_LIMIT .*needed more than 32 MB of memory/,
     );
   });
 });
