@@ -728,7 +728,7 @@ function machineQuiet(
     windows.map((w) => w.background),
     'cores',
     undefined,
-    'CPU used outside the benchmark, median over the measured windows (2 cores in all)',
+    { note: 'CPU used outside the benchmark, median over the measured windows (2 cores in all)' },
   );
   metrics.add(
     `${key}.remeasured_windows`,
@@ -736,7 +736,7 @@ function machineQuiet(
     windows.reduce((sum, w) => sum + (w.remeasured ?? 0), 0),
     'windows',
     undefined,
-    `of ${windows.length}; the least disturbed measurement of each is kept`,
+    { note: `of ${windows.length}; the least disturbed measurement of each is kept` },
   );
 }
 
@@ -898,8 +898,7 @@ function summariseCalls(
       runOf(counted.on) / 1000,
       'k instructions',
       undefined,
-      undefined,
-      basis,
+      { basis },
     );
     metrics.add(
       'call.modern.instructions_floor_ratio',
@@ -907,8 +906,7 @@ function summariseCalls(
       runOf(counted.on) / runOf(counted.floor),
       '×',
       undefined,
-      undefined,
-      basis,
+      { basis },
     );
     metrics.add(
       'call.modern.audit_instructions_ratio',
@@ -916,8 +914,7 @@ function summariseCalls(
       runOf(counted.on) / runOf(counted.off),
       '×',
       { op: '<=', value: 1.05 },
-      undefined,
-      basis,
+      { basis },
     );
   }
   if (has('peer')) {
@@ -1084,7 +1081,7 @@ async function sessions(servers: Servers, metrics: Metrics): Promise<Record<stri
       idle.slope,
       'B',
       { op: '<=', value: 4096 },
-      'slope of heap-after-GC over the sessions opened',
+      { note: 'slope of heap-after-GC over the sessions opened' },
     );
     details.idle_2025 = { sessions: SESSIONS.idle, heap_kb: kb(idle.points) };
     await inParallel(opened.length, 8, async (i) => {
@@ -1130,7 +1127,9 @@ async function sessions(servers: Servers, metrics: Metrics): Promise<Record<stri
       listen.slope,
       'B',
       undefined,
-      "slope of heap-after-GC over the streams opened; includes each stream's socket and HTTP state",
+      {
+        note: "slope of heap-after-GC over the streams opened; includes each stream's socket and HTTP state",
+      },
     );
     details.listen_streams = { streams: SESSIONS.listen, heap_kb: kb(listen.points) };
   } finally {
@@ -1166,7 +1165,9 @@ async function sessions(servers: Servers, metrics: Metrics): Promise<Record<stri
       growth.slope,
       'B',
       { op: '<=', value: 8 },
-      'slope of heap-after-GC sampled 11 times along the run; a response or any other object kept per call would add 16 B or more each, while heap-after-GC wanders by about a percent',
+      {
+        note: 'slope of heap-after-GC sampled 11 times along the run; a response or any other object kept per call would add 16 B or more each, while heap-after-GC wanders by about a percent',
+      },
     );
     details.growth = { calls: SESSIONS.calls, seconds: round(seconds), heap_kb: kb(growth.points) };
   } finally {
@@ -1234,7 +1235,7 @@ async function cluster(servers: Servers, work: string, metrics: Metrics): Promis
           ratio(name, base, 32, (w) => w.cpuPerRequestUs),
           '×',
           targeted ? { op: '<=', value: 1.15 } : undefined,
-          note,
+          { note },
         );
         metrics.add(
           `cluster.${key}.${d.id}.rps_ratio_32`,
@@ -1242,7 +1243,7 @@ async function cluster(servers: Servers, work: string, metrics: Metrics): Promis
           ratio(name, base, 32, (w) => w.rps),
           '×',
           undefined,
-          note,
+          { note },
         );
         metrics.add(
           `cluster.${key}.${d.id}.added_p50_1`,
@@ -1250,7 +1251,7 @@ async function cluster(servers: Servers, work: string, metrics: Metrics): Promis
           added(name, base, 1, (w) => w.p50),
           'ms',
           targeted ? { op: '<=', value: 0.3 } : undefined,
-          note,
+          { note },
         );
       }
     }
@@ -1362,7 +1363,9 @@ async function catalog(work: string, metrics: Metrics): Promise<Record<string, u
     starts,
     'ms',
     { op: '<=', value: 1000 },
-    'Gateway.create (store, migrations, catalog load) and listen, in a fresh process after its imports',
+    {
+      note: 'Gateway.create (store, migrations, catalog load) and listen, in a fresh process after its imports',
+    },
   );
   metrics.add('catalog.bundled.reload_ms', 'reload of the unchanged bundled catalog', reloads, 'ms', {
     op: '<=',
@@ -1454,7 +1457,7 @@ async function catalogCorpus(work: string, metrics: Metrics): Promise<Record<str
     pct(all.compiled, results.length),
     '%',
     undefined,
-    `packages: ${Object.keys(CORPUS).join(', ')}; details.catalog.corpus`,
+    { note: `packages: ${Object.keys(CORPUS).join(', ')}; details.catalog.corpus` },
   );
   metrics.add(
     'catalog.corpus.tools_pct',
@@ -1468,7 +1471,9 @@ async function catalogCorpus(work: string, metrics: Metrics): Promise<Record<str
     worst.ms,
     'ms',
     undefined,
-    `${relative(worst.file)}${all.unfinished > 0 ? `; ${all.unfinished} did not finish (details.catalog.corpus)` : ''}`,
+    {
+      note: `${relative(worst.file)}${all.unfinished > 0 ? `; ${all.unfinished} did not finish (details.catalog.corpus)` : ''}`,
+    },
   );
   metrics.add(
     'catalog.corpus.peak_rss_mb',
@@ -1483,7 +1488,7 @@ async function catalogCorpus(work: string, metrics: Metrics): Promise<Record<str
     largest.maxInputBytes / 1024,
     'KB',
     { op: '<=', value: 64 },
-    relative(largest.file),
+    { note: relative(largest.file) },
   );
   const failed = results
     .filter((r) => r.tools === 0)
@@ -1534,7 +1539,9 @@ function toolSearch(work: string, metrics: Metrics): SearchProbe {
     search.recall,
     '',
     { op: '>=', value: RECALL_TARGET },
-    `the expected tool among the first ${RECALL_AT} hits on the bundled catalog; ${search.misses.length} misses (details.context.search.misses)`,
+    {
+      note: `the expected tool among the first ${RECALL_AT} hits on the bundled catalog; ${search.misses.length} misses (details.context.search.misses)`,
+    },
   );
   metrics.add(
     `context.search.held_out_recall_at_${RECALL_AT}`,
@@ -1542,7 +1549,9 @@ function toolSearch(work: string, metrics: Metrics): SearchProbe {
     search.heldOut.recall,
     '',
     { op: '>=', value: HELD_OUT_TARGET },
-    `requests nothing was tuned on; ${search.heldOut.misses.length} misses (details.context.search.heldOut.misses)`,
+    {
+      note: `requests nothing was tuned on; ${search.heldOut.misses.length} misses (details.context.search.heldOut.misses)`,
+    },
   );
   for (const [key, label, times] of [
     ['bundled', 'bundled catalog', search.bundled],
@@ -1555,16 +1564,11 @@ function toolSearch(work: string, metrics: Metrics): SearchProbe {
       times.p50,
       'ms',
       { op: '<=', value: 2 },
-      note,
+      { note },
     );
-    metrics.add(
-      `context.search.${key}.p95_ms`,
-      `tool search, ${label}: p95`,
-      times.p95,
-      'ms',
-      undefined,
+    metrics.add(`context.search.${key}.p95_ms`, `tool search, ${label}: p95`, times.p95, 'ms', undefined, {
       note,
-    );
+    });
     metrics.add(`context.search.${key}.index_ms`, `tool search, ${label}: index build`, times.indexMs, 'ms');
   }
   if (search.misses.length > 0)
@@ -1646,7 +1650,7 @@ async function context(work: string, metrics: Metrics): Promise<ContextSection> 
   ): void => {
     for (const encoding of ENCODINGS) {
       const e = short(encoding);
-      metrics.add(`context.${id}_${e}`, `${label}, ${e}`, value(encoding), unit, target, note);
+      metrics.add(`context.${id}_${e}`, `${label}, ${e}`, value(encoding), unit, target, { note });
     }
   };
   byEncoding(

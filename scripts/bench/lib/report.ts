@@ -48,7 +48,8 @@ export class Metrics {
 
   /**
    * One figure: a measurement, or the samples of its rounds or repeats (reported as their median
-   * and range, and passing a target only when all of them do).
+   * and range, and passing a target only when all of them do); `about` gives its note and basis
+   * (Metric).
    */
   add(
     id: string,
@@ -56,9 +57,9 @@ export class Metrics {
     samples: number | readonly number[],
     unit: string,
     target?: Target,
-    note?: string,
-    basis?: string,
+    about: { note?: string | undefined; basis?: string } = {},
   ): void {
+    const { note, basis } = about;
     const finite = (typeof samples === 'number' ? [samples] : samples).filter(Number.isFinite);
     const value = median(finite);
     const range: [number, number] | undefined =
