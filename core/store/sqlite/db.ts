@@ -22,6 +22,18 @@ const HOT_ROWS = 20_000;
  */
 export type HotTable = 'keys' | 'connections' | 'policies';
 
+/** The tables each hot table's rows are read from (KEY_SELECT, CONNECTION_SELECT, tool_policies). */
+const HOT_SOURCES: Readonly<Record<HotTable, readonly string[]>> = {
+  keys: ['api_keys', 'clients'],
+  connections: ['connections', 'scopes'],
+  policies: ['tool_policies'],
+};
+const HOT_TABLES = Object.keys(HOT_SOURCES) as HotTable[];
+
+/** The table a writing statement names: INSERT/REPLACE INTO t, UPDATE t, DELETE FROM t. */
+const WRITE_TARGET =
+  /^\s*(?:(?:INSERT|REPLACE)(?:\s+OR\s+\w+)?\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+"?(\w+)"?[\s(]/i;
+
 /**
  * How long a reading of `PRAGMA data_version` (other connections' commits) stands for the per-call
  * path, by default: the pragma takes the WAL's shared-memory locks, about 2 µs, and a call makes
@@ -50,6 +62,8 @@ export const SCOPE_MATCH = `s.client_id = ? AND s.org_id = ? AND s.user_id = ?`;
 export class SqliteDb {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** The hot tables whose rows each writing statement may change (see {@link hotTablesWrittenBy}). */
+  private readonly drops = new Map<string, readonly HotTable[]>();
   private readonly scopeIds = new Map<string, string>();
   /** Rows read on every tool call (see {@link hotRead}), by table, then by the caller's key. */
   private readonly hot: Readonly<Record<HotTable, Lru<string, object>>> = {
@@ -57,17 +71,10 @@ export class SqliteDb {
     connections: new Lru(HOT_ROWS),
     policies: new Lru(HOT_ROWS),
   };
-  /** The database state `hot` was read in: data_version (other connections) and our watched writes. */
-  private hotState = { version: -1, writes: -1 };
+  /** The data_version (other connections' commits) `hot` was read in. */
+  private hotVersion = -1;
   /** The last data_version read, and until when (performance.now()) it stands. */
   private dataVersion = { value: -1, until: -Infinity };
-  /**
-   * Writing statements this connection ran, but those of tables no hot read depends on (the audit
-   * trail: {@link logRunner}); counted here rather than asked of SQLite (`total_changes()`), which
-   * was a statement on every hot read. Every statement goes through `one`, `all` or `run`.
-   */
-  private writes = 0;
-
   private readonly peerCommitsMs: number;
   /** The statement a hot read may run (at most once per peerCommitsMs), prepared once in plucking mode. */
   private readonly readDataVersion: Database.Statement;
@@ -84,17 +91,49 @@ export class SqliteDb {
   }
 
   /**
-   * The statement for `sql`, prepared once; a writing one (not `readonly`, a property better-sqlite3
-   * sets once) is counted as run (see {@link writes}).
+   * The statement for `sql`, prepared once. Before a writing one (not `readonly`, a property
+   * better-sqlite3 sets once) runs, the hot rows it may change are dropped, unless its caller drops
+   * the one it changes ({@link runOnRow}). Every statement goes through here (`one`, `all`, `run`):
+   * SQLite is not asked what changed (`total_changes()` was a statement on every hot read).
    */
-  private stmt(sql: string): Database.Statement {
+  private stmt(sql: string, oneRow = false): Database.Statement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
       this.statements.set(sql, statement);
     }
-    if (!statement.readonly) this.writes++;
+    if (!statement.readonly && !oneRow) {
+      let tables = this.drops.get(sql);
+      if (!tables) this.drops.set(sql, (tables = this.hotTablesWrittenBy(sql)));
+      for (const table of tables) this.hot[table].clear();
+    }
     return statement;
+  }
+
+  /**
+   * The hot tables whose rows a writing statement may change: those read from the table it names,
+   * or from a table a foreign key's action (CASCADE, SET NULL, SET DEFAULT) reaches from it; every
+   * hot table when the statement names no table this can tell, or a trigger may fire. So a write of
+   * the audit trail, a one-time link or a dashboard session leaves the key, connection and policy
+   * rows of every call in memory; a new connection drops the connections' rows, and no key's.
+   */
+  private hotTablesWrittenBy(sql: string): readonly HotTable[] {
+    const target = WRITE_TARGET.exec(sql)?.[1]?.toLowerCase();
+    if (target === undefined) return HOT_TABLES;
+    const actions = this.db
+      .prepare(
+        `SELECT m.name AS child, lower(f."table") AS parent FROM sqlite_master m, pragma_foreign_key_list(m.name) f
+         WHERE m.type = 'table' AND (f.on_delete IN ('CASCADE', 'SET NULL', 'SET DEFAULT') OR f.on_update IN ('CASCADE', 'SET NULL', 'SET DEFAULT'))`,
+      )
+      .all() as { child: string; parent: string }[];
+    const reached = new Set([target]);
+    for (const table of reached)
+      for (const { child, parent } of actions) if (parent === table) reached.add(child.toLowerCase());
+    const triggered = this.db
+      .prepare(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = ?`)
+      .pluck();
+    if ([...reached].some((table) => (triggered.get(table) as number) > 0)) return HOT_TABLES;
+    return HOT_TABLES.filter((hot) => HOT_SOURCES[hot].some((table) => reached.has(table)));
   }
 
   one<T>(sql: string, ...params: Param[]): T | undefined {
@@ -110,9 +149,22 @@ export class SqliteDb {
     return this.stmt(sql).run(...params).changes;
   }
 
-  /** Runs statements without parameters (migrations); drops the hot rows. */
+  /**
+   * Runs a write that changes one hot row at most, the one `table` keeps under `key` (undefined:
+   * none), and drops that row alone: where {@link run} drops the table's every row. A key's
+   * last_used_at is written once a minute per key; with 10,000 keys in use, dropping every key's
+   * row each time would send every call back to the database.
+   */
+  runOnRow(table: HotTable, key: string | undefined, sql: string, ...params: Param[]): number {
+    const changed = this.stmt(sql, true).run(...params).changes;
+    if (key !== undefined) this.hot[table].delete(key);
+    return changed;
+  }
+
+  /** Runs statements without parameters (migrations): drops every hot row, and what is known of the schema. */
   exec(sql: string): void {
-    this.writes++;
+    for (const rows of Object.values(this.hot)) rows.clear();
+    this.drops.clear();
     this.db.exec(sql);
   }
 
@@ -128,10 +180,11 @@ export class SqliteDb {
 
   /**
    * A read of the per-call path (the key by its hash, the connection of a scope and provider),
-   * answered from memory while nothing in the database changed: `PRAGMA data_version` moves when
-   * another connection (the CLI, another server) commits, {@link writes} when this one writes.
-   * Checking both costs less than the lookups it saves, and a revocation or reconnect anywhere is
-   * seen by the requests that start after it (another process's within {@link DATA_VERSION_MS} by default).
+   * answered from memory while nothing it was read from changed: `PRAGMA data_version` moves when
+   * another connection (the CLI, another server) commits, which drops every hot row; a write of
+   * this connection drops those of the tables it may change ({@link stmt}). Checking costs less
+   * than the lookups it saves, and a revocation or reconnect anywhere is seen by the requests that
+   * start after it (another process's within {@link DATA_VERSION_MS} by default).
    * An implementation detail of this store, not of the contract.
    */
   hotRead<T extends object>(table: HotTable, key: string, read: () => T | undefined): T | undefined {
@@ -141,10 +194,9 @@ export class SqliteDb {
         value: this.readDataVersion.get() as number,
         until: now + this.peerCommitsMs,
       };
-    const version = this.dataVersion.value;
-    if (version !== this.hotState.version || this.writes !== this.hotState.writes) {
+    if (this.dataVersion.value !== this.hotVersion) {
       for (const rows of Object.values(this.hot)) rows.clear();
-      this.hotState = { version, writes: this.writes };
+      this.hotVersion = this.dataVersion.value;
     }
     const rows = this.hot[table];
     const cached = rows.get(key);
@@ -182,24 +234,6 @@ export class SqliteDb {
       all: async (sql, ...params) => this.all(sql, ...params),
       run: async (sql, ...params) => this.run(sql, ...params),
       ensureScope: async (scope) => this.ensureScope(scope),
-    };
-  }
-
-  /**
-   * The runner of a port whose tables no hot read depends on (the audit trail): its writes leave
-   * the hot rows in place, where any other write of this connection drops them. The trail is
-   * written in a batch a second at thousands of calls a second; each batch would otherwise send
-   * the next calls back to the database for their key, connection and policy.
-   */
-  logRunner(): SqlRunner {
-    return {
-      ...this.runner(),
-      run: async (sql, ...params) => {
-        const writes = this.writes;
-        const changed = this.run(sql, ...params);
-        this.writes = writes;
-        return changed;
-      },
     };
   }
 

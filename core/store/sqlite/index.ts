@@ -46,7 +46,7 @@ export class SqliteStore implements Store {
     this.policies = new SqlitePolicies(this.sql);
     this.frontDoor = new SqlFrontDoor(this.sql.runner());
     this.identityProviders = new SqlIdentityProviders(this.sql.runner());
-    this.audit = new SqlAudit(this.sql.logRunner());
+    this.audit = new SqlAudit(this.sql.runner());
   }
 
   async migrate(): Promise<number[]> {

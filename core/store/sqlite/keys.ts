@@ -91,6 +91,8 @@ export class SqliteKeys implements KeyStore {
   }
 
   async touch(id: string, at: string): Promise<void> {
-    this.sql.run('UPDATE api_keys SET last_used_at = ? WHERE id = ?', at, id);
+    // The key's own hot row goes, found by its hash (the key it is kept under); the other keys' stay.
+    const hash = this.sql.one<{ hash: string }>('SELECT hash FROM api_keys WHERE id = ?', id)?.hash;
+    this.sql.runOnRow('keys', hash, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?', at, id);
   }
 }

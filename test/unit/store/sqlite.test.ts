@@ -100,11 +100,19 @@ describe('SqliteStore (SQLite only)', () => {
     }
   });
 
-  it('keeps a busy row of the per-call path cached among 10,000 others, and drops all on any commit', () => {
+  it('keeps a busy row of the per-call path cached among 10,000 others, and drops those a write may change', () => {
     const db = new SqliteDb(join(dir, 'hot.db'));
     const other = new SqliteDb(join(dir, 'hot.db'));
     try {
-      db.run('CREATE TABLE t (v INTEGER)');
+      db.exec(`
+        CREATE TABLE t (v INTEGER);
+        CREATE TABLE api_keys (id TEXT, v INTEGER);
+        CREATE TABLE scopes (id INTEGER PRIMARY KEY);
+        CREATE TABLE owners (id INTEGER PRIMARY KEY);
+        CREATE TABLE tool_policies (owner INTEGER REFERENCES owners(id) ON DELETE CASCADE);
+        CREATE TABLE logged (v INTEGER);
+        CREATE TRIGGER logged_keys AFTER INSERT ON logged BEGIN INSERT INTO api_keys (v) VALUES (NEW.v); END;
+        INSERT INTO owners (id) VALUES (1);`);
       const reads = new Map<string, number>();
       const read = (key: string, table: HotTable = 'connections') =>
         db.hotRead(table, key, () => {
@@ -116,6 +124,12 @@ describe('SqliteStore (SQLite only)', () => {
         read(key, table);
         return reads.get(`${table} ${key}`);
       };
+      /** How often each hot table's row `busy` has been read after reading it once more. */
+      const busy = () => ({
+        keys: readCount('busy', 'keys'),
+        connections: readCount('busy'),
+        policies: readCount('busy', 'policies'),
+      });
       for (let i = 0; i < 30_000; i++) {
         read('busy');
         read(`scope-${i}`);
@@ -127,26 +141,40 @@ describe('SqliteStore (SQLite only)', () => {
       expect(readCount('busy', 'keys')).toBe(1);
       expect(readCount('scope-29999')).toBe(1);
       expect(readCount('scope-0')).toBe(2);
+      expect(busy()).toEqual({ keys: 1, connections: 1, policies: 1 });
 
-      // This connection's commit is seen by the next read, in every table.
+      // A write of a table no hot row is read from (the audit trail's, a link's) leaves them all.
       db.run('INSERT INTO t (v) VALUES (1)');
-      expect(readCount('busy')).toBe(2);
-      expect(readCount('busy', 'keys')).toBe(2);
-      // So is a write that returns rows (read through `one`), and one of a migration (`exec`).
-      db.one('INSERT INTO t (v) VALUES (2) RETURNING v');
-      expect(readCount('busy')).toBe(3);
+      expect(busy()).toEqual({ keys: 1, connections: 1, policies: 1 });
+      // One of a table a hot table reads drops that table's rows, at once.
+      db.run('INSERT INTO api_keys (v) VALUES (1)');
+      expect(busy()).toEqual({ keys: 2, connections: 1, policies: 1 });
+      // So does a write that returns rows (read through `one`).
+      db.one('INSERT INTO scopes (id) VALUES (1) RETURNING id');
+      expect(busy()).toEqual({ keys: 2, connections: 2, policies: 1 });
+      // A foreign key's action reaches further: deleting an owner deletes its policies.
+      db.run('DELETE FROM owners WHERE id = 1');
+      expect(busy()).toEqual({ keys: 2, connections: 2, policies: 2 });
+      // A trigger may write anything: every hot row goes. So does a migration (`exec`).
+      db.run('INSERT INTO logged (v) VALUES (1)');
+      expect(busy()).toEqual({ keys: 3, connections: 3, policies: 3 });
       db.exec('CREATE TABLE u (v INTEGER)');
-      expect(readCount('busy')).toBe(4);
+      expect(busy()).toEqual({ keys: 4, connections: 4, policies: 4 });
       // A read leaves the rows in place.
       db.all('SELECT v FROM t');
-      expect(readCount('busy')).toBe(4);
+      expect(busy()).toEqual({ keys: 4, connections: 4, policies: 4 });
+      // A write its caller tells the one hot row of drops that row alone.
+      expect(readCount('other', 'keys')).toBe(1);
+      db.runOnRow('keys', 'busy', "UPDATE api_keys SET v = 2 WHERE id = 'k1'");
+      expect(busy()).toEqual({ keys: 5, connections: 4, policies: 4 });
+      expect(readCount('other', 'keys')).toBe(1);
     } finally {
       other.close();
       db.close();
     }
   });
 
-  it("sees another connection's commit a millisecond later, and keeps its rows across audit trail writes", async () => {
+  it("sees another connection's commit a millisecond later, and keeps a key's row across audit trail writes and other keys' use", async () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     const store = new SqliteStore(join(dir, 'audit-hot.db'));
     const other = new SqliteDb(join(dir, 'audit-hot.db'));
@@ -160,6 +188,22 @@ describe('SqliteStore (SQLite only)', () => {
       // them returns the same frozen object), where any other write of this connection drops it.
       await store.audit.append([auditEntry('aud_1'), auditEntry('aud_2')]);
       expect(await found()).toBe(before);
+      // Marking another key used leaves this key's row too; marking this one is seen at once.
+      await store.keys.insert({
+        id: 'key_2',
+        clientId: before!.clientId,
+        type: 'solo',
+        hash: 'h2',
+        hashVersion: 1,
+        hint: 'y',
+      });
+      const kept = await found();
+      const second = await store.keys.findByHash(1, 'h2');
+      await store.keys.touch('key_2', new Date().toISOString());
+      expect(await found()).toBe(kept);
+      expect(await store.keys.findByHash(1, 'h2')).not.toBe(second);
+      await store.keys.touch('key_1', '2026-11-29T09:00:00.000Z');
+      expect((await found())?.lastUsedAt).toBe('2026-11-29T09:00:00.000Z');
 
       other.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), 'key_1');
       vi.advanceTimersByTime(1);
