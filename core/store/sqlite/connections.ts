@@ -19,6 +19,15 @@ import type {
 } from '../types.js';
 import { SCOPE_MATCH, type SqliteDb } from './db.js';
 
+/**
+ * The key a scope's connection to `provider` is kept under among the hot rows (db.ts, hotRead). Each
+ * write below changes that one row at most, and drops it alone (runOnRow): a reconnect or a token
+ * refresh of one scope leaves every other scope's connection in memory.
+ */
+function hotKey(scope: Scope, provider: string): string {
+  return `${scopeColumns(scope).join('\u0000')}\u0000${provider}`;
+}
+
 /** Targets the connection of a scope (bind provider, then {@link scopeColumns}). */
 const THIS_CONNECTION = `provider = ? AND scope_id = (SELECT s.id FROM scopes s WHERE ${SCOPE_MATCH})`;
 
@@ -35,11 +44,10 @@ export class SqliteConnections implements ConnectionStore {
   }
 
   async get(scope: Scope, provider: string): Promise<ConnectionRecord | undefined> {
-    const columns = scopeColumns(scope);
-    return this.sql.hotRead('connections', `${columns.join('\u0000')}\u0000${provider}`, () => {
+    return this.sql.hotRead('connections', hotKey(scope, provider), () => {
       const row = this.sql.one<ConnectionRow>(
         `${CONNECTION_SELECT} WHERE ${SCOPE_MATCH} AND c.provider = ?`,
-        ...columns,
+        ...scopeColumns(scope),
         provider,
       );
       if (!row) return undefined;
@@ -52,7 +60,9 @@ export class SqliteConnections implements ConnectionStore {
   async put(scope: Scope, c: NewConnection): Promise<void> {
     const scopeId = this.sql.ensureScope(scope);
     const now = new Date().toISOString();
-    this.sql.run(
+    this.sql.runOnRow(
+      'connections',
+      hotKey(scope, c.provider),
       `INSERT INTO connections (id, scope_id, provider, state, fields, account, credentials, oauth_app, expires_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (scope_id, provider) DO UPDATE SET
@@ -74,20 +84,28 @@ export class SqliteConnections implements ConnectionStore {
   }
 
   async delete(scope: Scope, provider: string): Promise<boolean> {
-    return this.sql.changedOne(
-      `DELETE FROM connections WHERE ${THIS_CONNECTION}`,
-      provider,
-      ...scopeColumns(scope),
+    return (
+      this.sql.runOnRow(
+        'connections',
+        hotKey(scope, provider),
+        `DELETE FROM connections WHERE ${THIS_CONNECTION}`,
+        provider,
+        ...scopeColumns(scope),
+      ) === 1
     );
   }
 
   async setState(scope: Scope, provider: string, state: ConnectionState): Promise<boolean> {
-    return this.sql.changedOne(
-      `UPDATE connections SET state = ?, updated_at = ? WHERE ${THIS_CONNECTION}`,
-      state,
-      new Date().toISOString(),
-      provider,
-      ...scopeColumns(scope),
+    return (
+      this.sql.runOnRow(
+        'connections',
+        hotKey(scope, provider),
+        `UPDATE connections SET state = ?, updated_at = ? WHERE ${THIS_CONNECTION}`,
+        state,
+        new Date().toISOString(),
+        provider,
+        ...scopeColumns(scope),
+      ) === 1
     );
   }
 
@@ -107,15 +125,19 @@ export class SqliteConnections implements ConnectionStore {
     expected: string,
     next: { credentials: string; expiresAt: string | null },
   ): Promise<boolean> {
-    return this.sql.changedOne(
-      `UPDATE connections SET credentials = ?, expires_at = ?, state = 'connected', updated_at = ?
+    return (
+      this.sql.runOnRow(
+        'connections',
+        hotKey(scope, provider),
+        `UPDATE connections SET credentials = ?, expires_at = ?, state = 'connected', updated_at = ?
        WHERE credentials = ? AND ${THIS_CONNECTION}`,
-      next.credentials,
-      next.expiresAt,
-      new Date().toISOString(),
-      expected,
-      provider,
-      ...scopeColumns(scope),
+        next.credentials,
+        next.expiresAt,
+        new Date().toISOString(),
+        expected,
+        provider,
+        ...scopeColumns(scope),
+      ) === 1
     );
   }
 

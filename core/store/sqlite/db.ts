@@ -213,7 +213,11 @@ export class SqliteDb {
     const cacheKey = columns.join('\u0000');
     const cached = this.scopeIds.get(cacheKey);
     if (cached) return cached;
-    this.run(
+    // A new scope changes no hot row: a connection is read joined to its own scope (scopes are
+    // never updated or deleted), and no hot row stands for a connection that is not there.
+    this.runOnRow(
+      'connections',
+      undefined,
       'INSERT INTO scopes (id, client_id, org_id, user_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (client_id, org_id, user_id) DO NOTHING',
       newId('scp'),
       ...columns,

@@ -174,6 +174,47 @@ describe('SqliteStore (SQLite only)', () => {
     }
   });
 
+  it("keeps every other scope's connection in memory while one scope's changes", async () => {
+    const store = new SqliteStore(join(dir, 'scopes-hot.db'));
+    try {
+      await store.migrate();
+      const { clientId } = await seedKey(store, 'acme');
+      const scope = (userId: string) => ({ clientId, orgId: null, userId });
+      const stored = (userId: string) => ({
+        id: `con_${userId}`,
+        provider: 'github',
+        state: 'connected' as const,
+        fields: {},
+        account: null,
+        credentials: `sealed-${userId}`,
+        oauthApp: null,
+        expiresAt: null,
+      });
+      for (const user of ['u1', 'u2', 'u3']) await store.connections.put(scope(user), stored(user));
+      const read = (user: string) => store.connections.get(scope(user), 'github');
+      const [u1, u2] = [await read('u1'), await read('u2')];
+      // A token refresh of u1, a disconnection of u3 and a new user's first connection: each drops
+      // its own row, and u2's row is the one already in memory (the same frozen object).
+      expect(
+        await store.connections.swapCredentials(scope('u1'), 'github', 'sealed-u1', {
+          credentials: 'sealed-u1-refreshed',
+          expiresAt: null,
+        }),
+      ).toBe(true);
+      expect(await store.connections.delete(scope('u3'), 'github')).toBe(true);
+      await store.connections.put(scope('u4'), stored('u4'));
+      expect(await read('u2')).toBe(u2);
+      expect((await read('u1'))?.credentials).toBe('sealed-u1-refreshed');
+      expect(await read('u1')).not.toBe(u1);
+      expect(await read('u3')).toBeUndefined();
+      expect(await store.connections.setState(scope('u2'), 'github', 'reapproval_needed')).toBe(true);
+      expect((await read('u2'))?.state).toBe('reapproval_needed');
+      expect((await read('u4'))?.credentials).toBe('sealed-u4');
+    } finally {
+      await store.close();
+    }
+  });
+
   it("sees another connection's commit a millisecond later, and keeps a key's row across audit trail writes and other keys' use", async () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     const store = new SqliteStore(join(dir, 'audit-hot.db'));
