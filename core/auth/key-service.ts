@@ -17,8 +17,12 @@ export function hashSecretBinding(version: number): [purpose: string, context: s
 }
 /** last_used_at is a hint for the operator; writing it more often than this would cost a write per call. */
 const TOUCH_INTERVAL_MS = 60_000;
-/** Keys whose lookup hash {@link KeyService} remembers; past it the least recently used goes. */
-const REMEMBERED_KEYS = 10_000;
+/**
+ * Keys whose lookup hash {@link KeyService} remembers; past it the least recently used goes. Room
+ * for twice 10,000 keys in use, as for the store's per-call rows (sqlite/db.ts, HOT_ROWS): keys
+ * called in turn, one more than the bound, would each be gone by their next call.
+ */
+const REMEMBERED_KEYS = 20_000;
 
 /**
  * Creates, verifies and revokes caller API keys. Keys are looked up by HMAC under a hashing secret
