@@ -1,3 +1,11 @@
+/**
+ * Entries each per-call cache keeps (a key's lookup hash and record, a scope's id, connection and
+ * opened credentials, a client's policy): room for twice 10,000 busy scopes or keys, whatever order
+ * they call in. A least-recently-used bound just below what a cycle of calls needs would miss on
+ * every call (issue 19: a scope among 10,000).
+ */
+export const PER_CALL_ENTRIES = 20_000;
+
 /** An entry and whether it was read since the sweep last passed it. */
 interface Slot<V> {
   value: V;

@@ -7,7 +7,7 @@ import { newId } from '../store/ids.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyHint } from './keys.js';
 import type { KeyType } from '../domain.js';
-import { Lru } from '../lru.js';
+import { Lru, PER_CALL_ENTRIES } from '../lru.js';
 
 const HASH_SECRET_PURPOSE = 'toolgate/key-hash-secret';
 
@@ -17,12 +17,6 @@ export function hashSecretBinding(version: number): [purpose: string, context: s
 }
 /** last_used_at is a hint for the operator; writing it more often than this would cost a write per call. */
 const TOUCH_INTERVAL_MS = 60_000;
-/**
- * Keys whose lookup hash {@link KeyService} remembers; past it the least recently used goes. Room
- * for twice 10,000 keys in use, as for the store's per-call rows (sqlite/db.ts, HOT_ROWS): keys
- * called in turn, one more than the bound, would each be gone by their next call.
- */
-const REMEMBERED_KEYS = 20_000;
 
 /**
  * Creates, verifies and revokes caller API keys. Keys are looked up by HMAC under a hashing secret
@@ -40,7 +34,7 @@ export class KeyService {
    * revocation takes effect on the next request as before. Kept in this process's memory only, for
    * keys that matched a record.
    */
-  private readonly hashes = new Lru<string, { version: number; hash: string }>(REMEMBERED_KEYS);
+  private readonly hashes = new Lru<string, { version: number; hash: string }>(PER_CALL_ENTRIES);
 
   constructor(
     private readonly store: Store,

@@ -14,7 +14,7 @@ import { scopeKey, type ConnectionState, type Scope } from '../domain.js';
 import { providerMessage } from '../upstream/response.js';
 import { OutboundError } from '../upstream/outbound.js';
 import { UpstreamHttpError, type McpUpstreams } from '../upstream/mcp-client.js';
-import { Lru } from '../lru.js';
+import { Lru, PER_CALL_ENTRIES } from '../lru.js';
 
 /** The words SPEC.md uses for a connection's state, as shown to agents. */
 export type StateWord = 'no connection' | 'connected' | 're-approval needed';
@@ -22,9 +22,6 @@ export const STATE_WORDS: Readonly<Record<ConnectionState, StateWord>> = {
   connected: 'connected',
   reapproval_needed: 're-approval needed',
 };
-
-/** Connections whose opened credentials are kept in memory; past it the least recently used go. */
-const OPENED_MAX = 20_000;
 
 /** How long a one-time link lives (issue 4: ten minutes, single use). */
 export const LINK_TTL_MS = 10 * 60_000;
@@ -74,7 +71,7 @@ export class ConnectionService {
    * connections only.
    */
   private readonly opened = new Lru<string, { id: string; sealed: string; access: ProviderAccess }>(
-    OPENED_MAX,
+    PER_CALL_ENTRIES,
   );
   /**
    * The same, by the record a store returned: a store's read cache gives each call the same record

@@ -12,10 +12,9 @@ import type {
   ToolPolicyRecord,
 } from '../store/types.js';
 import type { Bus } from './bus.js';
+import { PER_CALL_ENTRIES } from '../lru.js';
 import { Evictions, ReadCache } from './read-cache.js';
 
-/** Entries per cache: a scope among 10,000 keeps its entries (least recently used go first). */
-const CAPACITY = 20_000;
 /** Bounds how long a write made outside the gateway (by hand in the database) goes unseen. */
 const TTL_MS = 5_000;
 
@@ -55,10 +54,10 @@ export class CachedStore implements Store {
     private readonly inner: Store,
     bus: Bus,
   ) {
-    this.keyRecords = new ReadCache(bus, CAPACITY, TTL_MS);
-    this.connectionRecords = new ReadCache(bus, CAPACITY, TTL_MS);
-    this.connectionLists = new ReadCache(bus, CAPACITY, TTL_MS);
-    this.policyRecords = new ReadCache(bus, CAPACITY, TTL_MS);
+    this.keyRecords = new ReadCache(bus, PER_CALL_ENTRIES, TTL_MS);
+    this.connectionRecords = new ReadCache(bus, PER_CALL_ENTRIES, TTL_MS);
+    this.connectionLists = new ReadCache(bus, PER_CALL_ENTRIES, TTL_MS);
+    this.policyRecords = new ReadCache(bus, PER_CALL_ENTRIES, TTL_MS);
     this.evictions = new Evictions(bus, (tag) => this.evict(tag));
     this.keys = this.cachedKeys(inner.keys);
     this.connections = this.cachedConnections(inner.connections);

@@ -1,5 +1,6 @@
 import { Pool, types, type PoolClient, type QueryResult } from 'pg';
 import type { Scope } from '../../domain.js';
+import { Lru, PER_CALL_ENTRIES } from '../../lru.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
 import { numberPlaceholders, type SqlRunner } from '../statements.js';
@@ -95,8 +96,11 @@ const textOfJson: typeof types.getTypeParser = (oid, format) =>
  */
 export class PostgresDb extends PgStatements {
   private readonly pool: Pool;
-  /** Scope ids never change and scope rows are never deleted, so a process may keep them. */
-  private readonly scopeIds = new Map<string, string>();
+  /**
+   * Scope ids never change and scope rows are never deleted, so a process may keep them: as many as
+   * its other per-call entries, not every user it ever saw.
+   */
+  private readonly scopeIds = new Lru<string, string>(PER_CALL_ENTRIES);
   private closing: Promise<void> | undefined;
 
   constructor(url: string, options: PostgresOptions = {}) {

@@ -5,15 +5,7 @@ import type { SqlRunner } from '../statements.js';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
-import { Lru } from '../../lru.js';
-
-/**
- * Rows {@link SqliteDb.hotRead} keeps per table for the per-call path; past it the least recently
- * used goes. A call reads a row of each (its key, its scope's connection, its client's policy):
- * room for twice 10,000 busy scopes, whatever order they call in (a least-recently-used bound just
- * below the rows a cycle needs would miss on every call).
- */
-const HOT_ROWS = 20_000;
+import { Lru, PER_CALL_ENTRIES } from '../../lru.js';
 
 /**
  * The tables a call reads ({@link SqliteDb.hotRead}), each with rows of its own: a table's key needs
@@ -64,12 +56,19 @@ export class SqliteDb {
   private readonly statements = new Map<string, Database.Statement>();
   /** The hot tables whose rows each writing statement may change (see {@link hotTablesWrittenBy}). */
   private readonly drops = new Map<string, readonly HotTable[]>();
-  private readonly scopeIds = new Map<string, string>();
-  /** Rows read on every tool call (see {@link hotRead}), by table, then by the caller's key. */
+  /**
+   * Scope ids by scope: a scope's row never changes once made, but every user ever seen would
+   * otherwise stay in memory for the life of the process.
+   */
+  private readonly scopeIds = new Lru<string, string>(PER_CALL_ENTRIES);
+  /**
+   * Rows read on every tool call (see {@link hotRead}), by table, then by the caller's key: a call
+   * reads one of each (its key, its scope's connection, its client's policy).
+   */
   private readonly hot: Readonly<Record<HotTable, Lru<string, object>>> = {
-    keys: new Lru(HOT_ROWS),
-    connections: new Lru(HOT_ROWS),
-    policies: new Lru(HOT_ROWS),
+    keys: new Lru(PER_CALL_ENTRIES),
+    connections: new Lru(PER_CALL_ENTRIES),
+    policies: new Lru(PER_CALL_ENTRIES),
   };
   /** The data_version (other connections' commits) `hot` was read in. */
   private hotVersion = -1;
