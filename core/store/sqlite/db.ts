@@ -14,8 +14,11 @@ import { Lru, PER_CALL_ENTRIES } from '../../lru.js';
  */
 export type HotTable = 'keys' | 'connections' | 'policies';
 
-/** The tables each hot table's rows are read from (KEY_SELECT, CONNECTION_SELECT, tool_policies). */
-const HOT_SOURCES: Readonly<Record<HotTable, readonly string[]>> = {
+/**
+ * The tables each hot table's rows are read from (KEY_SELECT, CONNECTION_SELECT, tool_policies): a
+ * read that joins another table must name it here, or a write of it would leave stale rows.
+ */
+export const HOT_SOURCES: Readonly<Record<HotTable, readonly string[]>> = {
   keys: ['api_keys', 'clients'],
   connections: ['connections', 'scopes'],
   policies: ['tool_policies'],

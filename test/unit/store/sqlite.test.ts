@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../../core/store/index.js';
 import { MIGRATIONS } from '../../../core/store/migrations.js';
-import { SqliteDb, type HotTable } from '../../../core/store/sqlite/db.js';
+import { CONNECTION_SELECT, KEY_SELECT } from '../../../core/store/rows.js';
+import { HOT_SOURCES, SqliteDb, type HotTable } from '../../../core/store/sqlite/db.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import type { AuditEntry } from '../../../core/store/types.js';
 import { AUDIT_BEFORE_10, describeStoreContract, expectAuditBefore10Kept, seedKey } from './contract.js';
@@ -97,6 +98,17 @@ describe('SqliteStore (SQLite only)', () => {
       expect(await store.ping()).toBe(true);
     } finally {
       await store.close();
+    }
+  });
+
+  it('drops the per-call rows on writes of every table their reads join', () => {
+    const tables = (sql: string) => [...sql.matchAll(/\b(?:FROM|JOIN)\s+(\w+)/gi)].map((m) => m[1]);
+    for (const [hot, select] of [
+      ['keys', KEY_SELECT],
+      ['connections', CONNECTION_SELECT],
+    ] as const) {
+      expect(tables(select).length).toBeGreaterThan(0);
+      expect(HOT_SOURCES[hot]).toEqual(expect.arrayContaining(tables(select)));
     }
   });
 
