@@ -11,8 +11,8 @@ import type {
   Store,
   ToolPolicyRecord,
 } from '../store/types.js';
-import type { Bus } from './bus.js';
 import { PER_CALL_ENTRIES } from '../lru.js';
+import type { Bus } from './bus.js';
 import { Evictions, ReadCache } from './read-cache.js';
 
 /** Bounds how long a write made outside the gateway (by hand in the database) goes unseen. */

@@ -84,28 +84,24 @@ export class SqliteConnections implements ConnectionStore {
   }
 
   async delete(scope: Scope, provider: string): Promise<boolean> {
-    return (
-      this.sql.runOnRow(
-        'connections',
-        hotKey(scope, provider),
-        `DELETE FROM connections WHERE ${THIS_CONNECTION}`,
-        provider,
-        ...scopeColumns(scope),
-      ) === 1
+    return this.sql.runOnRow(
+      'connections',
+      hotKey(scope, provider),
+      `DELETE FROM connections WHERE ${THIS_CONNECTION}`,
+      provider,
+      ...scopeColumns(scope),
     );
   }
 
   async setState(scope: Scope, provider: string, state: ConnectionState): Promise<boolean> {
-    return (
-      this.sql.runOnRow(
-        'connections',
-        hotKey(scope, provider),
-        `UPDATE connections SET state = ?, updated_at = ? WHERE ${THIS_CONNECTION}`,
-        state,
-        new Date().toISOString(),
-        provider,
-        ...scopeColumns(scope),
-      ) === 1
+    return this.sql.runOnRow(
+      'connections',
+      hotKey(scope, provider),
+      `UPDATE connections SET state = ?, updated_at = ? WHERE ${THIS_CONNECTION}`,
+      state,
+      new Date().toISOString(),
+      provider,
+      ...scopeColumns(scope),
     );
   }
 
@@ -125,19 +121,17 @@ export class SqliteConnections implements ConnectionStore {
     expected: string,
     next: { credentials: string; expiresAt: string | null },
   ): Promise<boolean> {
-    return (
-      this.sql.runOnRow(
-        'connections',
-        hotKey(scope, provider),
-        `UPDATE connections SET credentials = ?, expires_at = ?, state = 'connected', updated_at = ?
+    return this.sql.runOnRow(
+      'connections',
+      hotKey(scope, provider),
+      `UPDATE connections SET credentials = ?, expires_at = ?, state = 'connected', updated_at = ?
        WHERE credentials = ? AND ${THIS_CONNECTION}`,
-        next.credentials,
-        next.expiresAt,
-        new Date().toISOString(),
-        expected,
-        provider,
-        ...scopeColumns(scope),
-      ) === 1
+      next.credentials,
+      next.expiresAt,
+      new Date().toISOString(),
+      expected,
+      provider,
+      ...scopeColumns(scope),
     );
   }
 

@@ -155,12 +155,13 @@ export class SqliteDb {
    * Runs a write that changes one hot row at most, the one `table` keeps under `key` (undefined:
    * none), and drops that row alone: where {@link run} drops the table's every row. A key's
    * last_used_at is written once a minute per key; with 10,000 keys in use, dropping every key's
-   * row each time would send every call back to the database.
+   * row each time would send every call back to the database. True when it changed exactly one
+   * row, as {@link changedOne}.
    */
-  runOnRow(table: HotTable, key: string | undefined, sql: string, ...params: Param[]): number {
+  runOnRow(table: HotTable, key: string | undefined, sql: string, ...params: Param[]): boolean {
     const changed = this.stmt(sql, true).run(...params).changes;
     if (key !== undefined) this.hot[table].delete(key);
-    return changed;
+    return changed === 1;
   }
 
   /** Runs statements without parameters (migrations): drops every hot row, and what is known of the schema. */
