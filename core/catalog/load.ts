@@ -4,7 +4,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { PluginRegistry } from './plugins/registry.js';
 import type { Manifest } from './manifest-schema.js';
@@ -52,11 +52,12 @@ export async function readManifest(
   const { manifest, findings } = checkStructure(source, source.toJS());
   if (!manifest) return failed(findings);
 
+  const hash = createHash('sha256').update(bytes);
   let documentFile: string | undefined;
   let document: Buffer | undefined;
   if (manifest.openapi) {
     documentFile = resolve(dirname(file), manifest.openapi.file);
-    document = await readDocument(documentFile);
+    document = await readDocument(documentFile, hash.update(DOCUMENT));
   }
   return {
     ...base,
@@ -64,12 +65,7 @@ export async function readManifest(
     findings,
     ...(documentFile !== undefined ? { documentFile } : {}),
     ...(document !== undefined ? { document } : {}),
-    contentHash: contentHash(
-      bytes,
-      manifest.openapi ? (document ?? '') : undefined,
-      manifest.plugin,
-      registry,
-    ),
+    contentHash: finish(hash, manifest.plugin, registry),
   };
 }
 
@@ -87,7 +83,7 @@ export async function isUnchanged(
   registry: PluginRegistry,
 ): Promise<boolean> {
   if (entry.openapiFile === undefined)
-    return contentHash(bytes, undefined, entry.plugin, registry) === entry.contentHash;
+    return finish(createHash('sha256').update(bytes), entry.plugin, registry) === entry.contentHash;
   const hash = createHash('sha256').update(bytes).update(DOCUMENT);
   try {
     // A chunk per turn of the event loop: hashing a 25 MB document at once held this thread 30-100 ms.
@@ -99,23 +95,37 @@ export async function isUnchanged(
   return finish(hash, entry.plugin, registry) === entry.contentHash;
 }
 
-function readDocument(file: string): Promise<Buffer | undefined> {
-  return readFile(file).catch(() => undefined);
-}
+/** Bytes of a document read at a time: each chunk is hashed while the next one is read. */
+const READ_CHUNK = 1024 * 1024;
 
 /**
- * The content hash of a manifest that passes pass 1: sha256 over its bytes, its document's
- * (`undefined` when it names none, empty when that does not exist) and its plugin's declaration.
+ * A document's bytes, fed to `hash` as they are read: a chunk is hashed while the thread pool reads
+ * the next, where reading the whole file and then hashing it did one after the other (GitHub's
+ * 13 MB description: ~10-15 ms of reading, then ~8 of hashing). Undefined when the file cannot be
+ * read (the hash then fed with none of it, or part).
  */
-function contentHash(
-  bytes: Buffer,
-  document: Buffer | string | undefined,
-  plugin: string | undefined,
-  registry: PluginRegistry,
-): string {
-  const hash = createHash('sha256').update(bytes);
-  if (document !== undefined) hash.update(DOCUMENT).update(document);
-  return finish(hash, plugin, registry);
+async function readDocument(file: string, hash: Hash): Promise<Buffer | undefined> {
+  const handle = await open(file).catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const { size } = await handle.stat();
+    const bytes = Buffer.allocUnsafeSlow(size);
+    let length = 0;
+    let reading = handle.read(bytes, 0, Math.min(READ_CHUNK, size), 0);
+    for (;;) {
+      const { bytesRead } = await reading;
+      const start = length;
+      length += bytesRead;
+      const more = bytesRead > 0 && length < size;
+      if (more) reading = handle.read(bytes, length, Math.min(READ_CHUNK, size - length), length);
+      hash.update(bytes.subarray(start, length));
+      if (!more) return bytes.subarray(0, length);
+    }
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
 }
 
 // Separators keep (manifest, document) pairs from hashing alike when bytes shift between them.

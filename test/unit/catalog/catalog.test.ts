@@ -101,6 +101,18 @@ describe('buildCatalog', () => {
     expect(second.snapshot.tools.get('petshop_get_pet')?.title).toBe('Fetch a pet');
   });
 
+  it('hashes a document of several read chunks whole: unchanged on reload, changed by its last byte', async () => {
+    const document = join(dir, 'petshop.openapi.yaml');
+    await writeFile(document, `${await readFile(document, 'utf8')}# ${'x'.repeat(2_500_000)}a\n`);
+    const first = await buildCatalog({ dir, registry });
+    expect(first.report.added).toEqual(['linear', 'petshop']);
+    const second = await buildCatalog({ dir, registry, previous: first.snapshot });
+    expect(summary(second.report)).toMatchObject({ unchanged: ['linear', 'petshop'] });
+    await edit('petshop.openapi.yaml', /a\n$/, 'b\n');
+    const third = await buildCatalog({ dir, registry, previous: second.snapshot });
+    expect(summary(third.report)).toMatchObject({ changed: ['petshop'], unchanged: ['linear'] });
+  });
+
   it('keeps the last good version of a provider whose manifest breaks, and reports it', async () => {
     const first = await buildCatalog({ dir, registry });
     await edit('petshop.yaml', 'kind: api_key', 'kind: apikey');

@@ -40,14 +40,22 @@ describe('loadDocument: JSON text beyond ASCII', () => {
     ).toBe(description);
   });
 
-  it('reads a character whose bytes straddle each 4 KB stretch the text is scanned in', async () => {
-    // The emoji's four bytes start a little before the 4,096th byte, in turn at each offset.
-    for (let shift = 0; shift < 6; shift++) {
-      const probe = documentBytes('🚒');
-      const at = probe.indexOf(Buffer.from('🚒'));
-      const bytes = documentBytes('a 🚒 and é', 4096 - at - shift);
-      expect((await loadDocument('api.json', bytes)).root).toEqual(parsed(bytes));
-    }
+  it('reads a character whose bytes straddle a stretch the text is scanned in (64 KB, and its halves)', async () => {
+    // The emoji's four bytes start a little before each boundary, in turn at each offset.
+    const probe = documentBytes('🚒');
+    const at = probe.indexOf(Buffer.from('🚒'));
+    for (const boundary of [64 * 1024, 32 * 1024, 4096, 128])
+      for (let shift = 0; shift < 6; shift++) {
+        const bytes = documentBytes('a 🚒 and é', boundary - at - shift);
+        expect((await loadDocument('api.json', bytes)).root).toEqual(parsed(bytes));
+      }
+  });
+
+  it('reads several runs beyond ASCII in one stretch, and a run in the last bytes of the text', async () => {
+    const bytes = documentBytes('é, then ’ and “x”');
+    expect((await loadDocument('api.json', bytes)).root).toEqual(parsed(bytes));
+    const last = Buffer.from('{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{},"x":"é"}');
+    expect((await loadDocument('api.json', last)).root).toEqual(parsed(last));
   });
 
   it('reads invalid UTF-8 as the replacement character, as a UTF-8 decoder does', async () => {
