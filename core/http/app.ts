@@ -110,6 +110,18 @@ function stdoutLog(): DestinationStream {
 let stdout: DestinationStream | undefined;
 
 /**
+ * Whether a JSON text may hold a key that reaches an object's prototype (`__proto__`, `constructor`)
+ * by name: it holds either name, or a `\u` escape, which could spell one. A text that may is parsed
+ * by Fastify's own JSON parser (secure-json-parse), which refuses such a key (400, as
+ * TG_ERR_BAD_REQUEST); any other is parsed as it is, sparing the two regular expressions
+ * secure-json-parse runs over every body (about 2k instructions of a tools/call, more as its
+ * arguments grow; scripts/bench/instructions.ts).
+ */
+function mayNameAPrototype(text: string): boolean {
+  return text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
+}
+
+/**
  * The Fastify instance with the gateway's logging and error conventions: every refusal is
  * `{ error: { code, message } }` from the catalogue, with no stack trace; unexpected errors are
  * logged with the request id and answered as TG_ERR_INTERNAL.
@@ -128,6 +140,24 @@ export function createApp(options: {
     bodyLimit: BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+  });
+
+  const secureJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if (mayNameAPrototype(text)) {
+      void secureJson(request, text, done);
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // An empty body, a byte order mark, bad JSON: Fastify's parser says which, as it would.
+      void secureJson(request, text, done);
+      return;
+    }
+    done(null, value);
   });
 
   // Form posts of the server-rendered pages (connect page, dashboard): a flat map of strings.

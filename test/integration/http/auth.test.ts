@@ -190,6 +190,13 @@ describe('HTTP edges of /mcp/', () => {
       '{"jsonrpc":"2.0","id":"caf\\u00e9","method":"tools/list"}',
     );
     expect([escaped.status, escaped.text]).toEqual([200, expect.stringContaining('"id":"café"')]);
+    // A body no plain JSON.parse reads is answered as Fastify's own parser answers it.
+    const marked = await post('', { 'x-api-key': keys.client }, `\ufeff${JSON.stringify(LIST)}`);
+    expect(marked.status).toBe(200);
+    for (const bad of ['', '{"jsonrpc":', '{"constructor":']) {
+      const refused = await post('', { 'x-api-key': keys.client }, bad);
+      expect([bad, refused.status, refused.json.error.code]).toEqual([bad, 400, 'TG_ERR_BAD_REQUEST']);
+    }
   });
 
   it('refuses a Host or Origin it does not serve (DNS rebinding)', async () => {
