@@ -114,8 +114,8 @@ let stdout: DestinationStream | undefined;
  * by name: it holds either name, or a `\u` escape, which could spell one. A text that may is parsed
  * by Fastify's own JSON parser (secure-json-parse), which refuses such a key (400, as
  * TG_ERR_BAD_REQUEST); any other is parsed as it is, sparing the two regular expressions
- * secure-json-parse runs over every body (about 2k instructions of a tools/call, more as its
- * arguments grow; scripts/bench/instructions.ts).
+ * secure-json-parse runs over every body: they took as long as JSON.parse itself (a 20 KB
+ * tools/call: 15.5 -> 7.5 µs), where the three searches cost a fraction of that.
  */
 function mayNameAPrototype(text: string): boolean {
   return text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
