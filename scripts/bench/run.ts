@@ -27,8 +27,8 @@
  *   --out=FILE           where to write the results (a full run writes scripts/bench/results.json)
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
  *                        its node_modules linked): its gateway joins the tools/call and tools/list
- *                        rounds, and takes turns with this tree's on tools/call, both transports;
- *                        the report gives this tree's CPU and throughput as ratios to it
+ *                        rounds; on tools/call, both transports, a fresh gateway of each tree take
+ *                        turns, and the report gives this tree's CPU and throughput as ratios
  *   --profile[=heap]     instead of measuring, profiles Toolgate under each of its loads and writes
  *                        one profile per load: CPU (.cpuprofile), or with =heap what it allocates
  *                        (.heapprofile); summarise either with scripts/bench/profile.ts
@@ -233,6 +233,14 @@ interface Servers {
   /** The same gateway built from --baseline's tree, measured in the same rounds. */
   baseline?: Toolgate;
   /**
+   * With --baseline, one more gateway of each tree, serving nothing but their A/B in turns
+   * (turnRatios). The gateways of the rounds have not served the same calls, nor do they hold the
+   * same state (this tree's has the 10,000 scopes connected): taken between them, the ratio of two
+   * identical trees read 1.05-1.06, and 0.94-0.97 with the scopes connected on both, where a few
+   * percent is the whole difference.
+   */
+  ab?: { self: Toolgate; baseline: Toolgate };
+  /**
    * Two more of this tree's gateways, the audit trail on and off (TOOLGATE_AUDIT=off), serving
    * nothing but the audit trail's A/B (turnRatios): what writing the trail costs a call.
    */
@@ -279,6 +287,13 @@ async function startServers(work: string): Promise<Servers> {
   const baseline = baselineGateway
     ? await startToolgate(baselineGateway, join(work, 'baseline'), upstreamUrl)
     : undefined;
+  const ab =
+    baselineGateway && SECTIONS.has('call')
+      ? {
+          self: await startToolgate(thisGateway(), join(work, 'ab-this'), upstreamUrl),
+          baseline: await startToolgate(baselineGateway, join(work, 'ab-baseline'), upstreamUrl),
+        }
+      : undefined;
   const audit = SECTIONS.has('call')
     ? {
         on: await startToolgate(thisGateway(), join(work, 'audit-on'), upstreamUrl),
@@ -310,6 +325,7 @@ async function startServers(work: string): Promise<Servers> {
     floorUrl,
     toolgate,
     ...(baseline ? { baseline } : {}),
+    ...(ab ? { ab } : {}),
     ...(audit ? { audit } : {}),
     ...(peer ? { peer } : {}),
   };
@@ -447,12 +463,33 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     }
     return ratios;
   };
+  // The A/B with --baseline: the fresh gateway of each tree (Servers.ab) in turns, on each transport.
+  const abTurns = async ({
+    self,
+    baseline: other,
+  }: NonNullable<Servers['ab']>): Promise<CallTurns['baseline']> => {
+    const ratios: CallTurns['baseline'] = {};
+    const sides = { modern: modernTarget, legacy: legacyTarget };
+    for (const variant of ['modern', 'legacy'] as const) {
+      const side = ({ gateway: g, soloKey: key }: Toolgate, tree: string): Target => {
+        const target = sides[variant]([g], key, max);
+        return renamed(target, `${target.name}, A/B ${tree}`);
+      };
+      const first = side(self, 'this tree');
+      ratios[variant] = await turnRatios(
+        `${first.name} and the baseline's`,
+        first,
+        side(other, 'baseline'),
+        AB_SPANS,
+        AB_SPAN_MS,
+      );
+    }
+    return ratios;
+  };
   const turns: CallTurns = {
     floor: await against(['modern', 'legacy', 'scopes'], 'the floor', (v) => floor[v](), PAIR_SPANS),
     peer: peer ? await against(['modern', 'legacy'], 'the peer', peer, PAIR_SPANS) : {},
-    baseline: baselineMake
-      ? await against(['modern', 'legacy'], "the baseline's", (v) => baselineMake[v](), AB_SPANS, AB_SPAN_MS)
-      : {},
+    baseline: servers.ab ? await abTurns(servers.ab) : {},
   };
   const auditSide = ({ gateway: side, soloKey: key }: Toolgate, trail: string): Target =>
     renamed(modernTarget([side], key, max), `toolgate ${MODERN} audit ${trail}`);
