@@ -463,23 +463,20 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     }
     return ratios;
   };
-  // The A/B with --baseline: the fresh gateway of each tree (Servers.ab) in turns, on each transport.
-  const abTurns = async ({
-    self,
-    baseline: other,
-  }: NonNullable<Servers['ab']>): Promise<CallTurns['baseline']> => {
+  // One side of an A/B in turns: a gateway of its own (Servers.ab, Servers.audit), its solo key's call.
+  const side = (variant: 'modern' | 'legacy', { gateway: g, soloKey: key }: Toolgate, which: string) => {
+    const target = (variant === 'modern' ? modernTarget : legacyTarget)([g], key, max);
+    return renamed(target, `${target.name} ${which}`);
+  };
+  // The A/B with --baseline: the fresh gateway of each tree in turns, on each transport.
+  const abTurns = async ({ self, baseline: other }: NonNullable<Servers['ab']>) => {
     const ratios: CallTurns['baseline'] = {};
-    const sides = { modern: modernTarget, legacy: legacyTarget };
     for (const variant of ['modern', 'legacy'] as const) {
-      const side = ({ gateway: g, soloKey: key }: Toolgate, tree: string): Target => {
-        const target = sides[variant]([g], key, max);
-        return renamed(target, `${target.name}, A/B ${tree}`);
-      };
-      const first = side(self, 'this tree');
+      const first = side(variant, self, 'A/B this tree');
       ratios[variant] = await turnRatios(
         `${first.name} and the baseline's`,
         first,
-        side(other, 'baseline'),
+        side(variant, other, 'A/B baseline'),
         AB_SPANS,
         AB_SPAN_MS,
       );
@@ -491,13 +488,11 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     peer: peer ? await against(['modern', 'legacy'], 'the peer', peer, PAIR_SPANS) : {},
     baseline: servers.ab ? await abTurns(servers.ab) : {},
   };
-  const auditSide = ({ gateway: side, soloKey: key }: Toolgate, trail: string): Target =>
-    renamed(modernTarget([side], key, max), `toolgate ${MODERN} audit ${trail}`);
   const audit = servers.audit
     ? await turnRatios(
         'the audit trail on and off',
-        auditSide(servers.audit.on, 'on'),
-        auditSide(servers.audit.off, 'off'),
+        side('modern', servers.audit.on, 'audit on'),
+        side('modern', servers.audit.off, 'audit off'),
         AB_SPANS,
         AB_SPAN_MS,
       )
