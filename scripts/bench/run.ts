@@ -28,7 +28,8 @@
  *   --baseline=DIR       another checkout of the repo (e.g. `git archive REV | tar -x -C DIR`, with
  *                        its node_modules linked): its gateway joins the tools/call and tools/list
  *                        rounds; on tools/call, both transports, a fresh gateway of each tree take
- *                        turns, and the report gives this tree's CPU and throughput as ratios
+ *                        turns (after the same connects), and the report gives this tree's CPU
+ *                        and throughput as ratios
  *   --profile[=heap]     instead of measuring, profiles Toolgate under each of its loads and writes
  *                        one profile per load: CPU (.cpuprofile), or with =heap what it allocates
  *                        (.heapprofile); summarise either with scripts/bench/profile.ts
@@ -234,10 +235,10 @@ interface Servers {
   baseline?: Toolgate;
   /**
    * With --baseline, one more gateway of each tree, serving nothing but their A/B in turns
-   * (turnRatios). The gateways of the rounds have not served the same calls, nor do they hold the
-   * same state (this tree's has the 10,000 scopes connected): taken between them, the ratio of two
-   * identical trees read 1.05-1.06, and 0.94-0.97 with the scopes connected on both, where a few
-   * percent is the whole difference.
+   * (turnRatios), after the same connects. The gateways of the rounds have not served the same
+   * calls, nor do they hold the same state (this tree's has the 10,000 scopes connected): taken
+   * between them, the ratio of two identical trees read 1.05-1.06, and 0.94-0.97 with the scopes
+   * connected on both, where a few percent is the whole difference.
    */
   ab?: { self: Toolgate; baseline: Toolgate };
   /**
@@ -468,8 +469,12 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
     const target = (variant === 'modern' ? modernTarget : legacyTarget)([g], key, max);
     return renamed(target, `${target.name} ${which}`);
   };
-  // The A/B with --baseline: the fresh gateway of each tree in turns, on each transport.
+  // The A/B with --baseline: the fresh gateway of each tree in turns, on each transport, each
+  // after the scopes' connects, as the gateway of the ratios to the floor: a change to what those
+  // leave behind shows here (Keyring.derived: a Buffer per scope's key cost each later call 5-14 %).
   const abTurns = async ({ self, baseline: other }: NonNullable<Servers['ab']>) => {
+    await connectScopes(self);
+    await connectScopes(other);
     const ratios: CallTurns['baseline'] = {};
     for (const variant of ['modern', 'legacy'] as const) {
       const first = side(variant, self, 'A/B this tree');
