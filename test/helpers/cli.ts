@@ -8,15 +8,17 @@ const ENTRY = fileURLToPath(new URL('../../scripts/toolgate.ts', import.meta.url
 /**
  * Starts the real `toolgate` command (from source, through tsx) with the given environment;
  * `detached`: as the leader of a process group of its own, as `npm start` or a supervisor runs it,
- * so that a test can signal the group.
+ * so that a test can signal the group; `through`: a command that runs it (e.g. `taskset -c 0`).
  */
 export function spawnToolgate(
   args: string[],
   env: Record<string, string>,
   stdin: 'ignore' | 'pipe' = 'ignore',
   detached = false,
+  through: readonly string[] = [],
 ): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+  const [command, ...before] = [...through, process.execPath];
+  return spawn(command, [...before, '--import', 'tsx', ENTRY, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: [stdin, 'pipe', 'pipe'],
@@ -24,13 +26,17 @@ export function spawnToolgate(
   });
 }
 
-/** Runs `toolgate ...` to completion, with `input` on its standard input when given. */
+/**
+ * Runs `toolgate ...` to completion, with `input` on its standard input when given, `through` a
+ * command that runs it when given (spawnToolgate).
+ */
 export function runToolgate(
   args: string[],
   env: Record<string, string>,
   input?: string,
+  through: readonly string[] = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnToolgate(args, env, input === undefined ? 'ignore' : 'pipe');
+  const child = spawnToolgate(args, env, input === undefined ? 'ignore' : 'pipe', false, through);
   if (input !== undefined) child.stdin!.end(input);
   let stdout = '';
   let stderr = '';

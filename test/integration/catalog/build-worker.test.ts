@@ -206,3 +206,20 @@ describe('a manifest over a build limit', () => {
     );
   });
 });
+
+describe('a catalog build on a machine of one core', () => {
+  it('builds as on more: `toolgate catalog validate` pinned to one core', async () => {
+    // Pinned, the process sees one core (availableParallelism), and its build worker starts with
+    // the V8 flags of a single core (build-pool.ts): no helper threads, a larger interrupt budget.
+    const dataDir = mkdtempSync(join(tmpdir(), 'toolgate-one-core-'));
+    const result = await runToolgate(
+      ['catalog', 'validate', 'test/fixtures/catalog/github-selection'],
+      { TOOLGATE_DATA_DIR: dataDir },
+      undefined,
+      ['taskset', '--cpu-list', '0'],
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/0 error\(s\), 0 warning\(s\)/);
+    expect(result.code).toBe(0);
+  });
+});
