@@ -97,9 +97,9 @@ const CA_FILE = 'NODE_EXTRA_CA_CERTS';
  * libraries and older glibc ignore it): a build's large buffers (a document's bytes and its text,
  * 13 MB each for GitHub's description) are then mapped 2 MB at a time instead of faulted in 4 KB
  * pages. A 50-operation GitHub build took ~20,700 page faults, its system time a quarter of its
- * CPU (~3 µs a fault on this machine kind); with this, ~11,700, and its median time 242 -> 225 ms
- * (12 builds each, interleaved, pinned to one core; issue 19). Only the worker's malloc: V8's heap
- * maps its own pages.
+ * CPU (~3 µs a fault on this machine kind); with this, ~11,700, and its median time 232 -> 215 ms
+ * (15 cold builds each, interleaved, pinned to one core; issue 19). Only the worker's malloc: V8's
+ * heap maps its own pages.
  */
 const HUGE_PAGES = 'glibc.malloc.hugetlb';
 

@@ -3,7 +3,7 @@
  * is hot-reloaded while calls keep being answered at once, and a manifest over a build limit
  * fails with a finding, keeps its last good version and leaves the other providers serving.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -217,7 +217,7 @@ describe('a catalog build on a machine of one core', () => {
       { TOOLGATE_DATA_DIR: dataDir },
       undefined,
       ['taskset', '--cpu-list', '0'],
-    );
+    ).finally(() => rmSync(dataDir, { recursive: true, force: true }));
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/0 error\(s\), 0 warning\(s\)/);
     expect(result.code).toBe(0);
