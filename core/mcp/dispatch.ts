@@ -101,11 +101,12 @@ export function resultJson(result: ToolResult): string {
   return `{"content":[${blocks}]${isError}}`;
 }
 
-/** A content block of exactly `type: 'text'` and a string `text`. */
+/** A content block of exactly `type: 'text'` and then a string `text` (the order they are written in). */
 function isTextBlock(block: { type?: unknown; text?: unknown }): block is { type: 'text'; text: string } {
   if (typeof block !== 'object' || block === null) return false;
-  for (const key in block) if (key !== 'type' && key !== 'text') return false;
-  return block.type === 'text' && typeof block.text === 'string';
+  let keys = 0;
+  for (const key in block) if (key !== (keys++ === 0 ? 'type' : 'text') || keys > 2) return false;
+  return keys === 2 && block.type === 'text' && typeof block.text === 'string';
 }
 
 /** Answers one JSON-RPC request with the encoded response. Never throws for protocol errors. */

@@ -21,6 +21,7 @@ describe('resultJson', () => {
     ['isError false', { isError: false, content: [{ type: 'text', text: 'ok' }] }],
     ['isError left undefined', { content: [{ type: 'text', text: 'ok' }], isError: undefined }],
     ['text needing escapes', { content: [{ type: 'text', text: 'tab\t"quote" \\ \u0001 é 😀 \ud800' }] }],
+    ['a block with its text first', { content: [{ text: 'x', type: 'text' }] }],
     ['a block with annotations', { content: [{ type: 'text', text: 'x', annotations: { priority: 1 } }] }],
     ['an image block', { content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] }],
     ['a null block', { content: [null] }],
