@@ -75,6 +75,17 @@ function withTail(objectJson: string, tail: string): string {
   return objectJson === '{}' ? `{${tail}}` : `${objectJson.slice(0, -1)},${tail}}`;
 }
 
+/** The keys a tool result is spelled out with, and a text block's, in the order JSON.stringify meets them. */
+const RESULT_KEYS = ['content', 'isError'];
+const TEXT_BLOCK_KEYS = ['type', 'text'];
+
+/** How many keys `object` has when they are the first of `expected`, in its order; -1 otherwise. */
+function keysInOrder(object: object, expected: readonly string[]): number {
+  let count = 0;
+  for (const key in object) if (key !== expected[count++]) return -1;
+  return count;
+}
+
 /**
  * A tool result as JSON text, as JSON.stringify writes it: spelled out for the shape nearly every
  * call returns (text blocks, optionally `isError`), which spares the generic walk of the object
@@ -82,31 +93,24 @@ function withTail(objectJson: string, tail: string): string {
  * other shape is stringified.
  */
 export function resultJson(result: ToolResult): string {
-  let contentSeen = false;
-  let isError = '';
-  for (const key in result) {
-    if (key === 'content') contentSeen = true;
-    // After `content` only: JSON.stringify writes the keys in the order they were set.
-    else if (key === 'isError' && contentSeen && typeof result.isError === 'boolean')
-      isError = `,"isError":${result.isError}`;
-    else return JSON.stringify(result);
-  }
-  const content = (result as { content?: unknown }).content;
-  if (!Array.isArray(content)) return JSON.stringify(result);
+  const keys = keysInOrder(result, RESULT_KEYS);
+  const { content, isError } = result as { content?: unknown; isError?: unknown };
+  if (keys < 1 || !Array.isArray(content) || (keys === 2 && typeof isError !== 'boolean'))
+    return JSON.stringify(result);
   let blocks = '';
-  for (const block of content as { type?: unknown; text?: unknown }[]) {
-    if (!isTextBlock(block)) return JSON.stringify(result);
-    blocks += `${blocks === '' ? '' : ','}{"type":"text","text":${JSON.stringify(block.text)}}`;
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i] as { type?: unknown; text?: unknown } | null;
+    if (
+      typeof block !== 'object' ||
+      block === null ||
+      keysInOrder(block, TEXT_BLOCK_KEYS) !== 2 ||
+      block.type !== 'text' ||
+      typeof block.text !== 'string'
+    )
+      return JSON.stringify(result);
+    blocks += `${i === 0 ? '' : ','}{"type":"text","text":${JSON.stringify(block.text)}}`;
   }
-  return `{"content":[${blocks}]${isError}}`;
-}
-
-/** A content block of exactly `type: 'text'` and then a string `text` (the order they are written in). */
-function isTextBlock(block: { type?: unknown; text?: unknown }): block is { type: 'text'; text: string } {
-  if (typeof block !== 'object' || block === null) return false;
-  let keys = 0;
-  for (const key in block) if (key !== (keys++ === 0 ? 'type' : 'text') || keys > 2) return false;
-  return keys === 2 && block.type === 'text' && typeof block.text === 'string';
+  return `{"content":[${blocks}]${keys === 2 ? `,"isError":${String(isError)}` : ''}}`;
 }
 
 /** Answers one JSON-RPC request with the encoded response. Never throws for protocol errors. */
