@@ -1,16 +1,23 @@
 /**
  * `npx tsx scripts/bench/instructions.ts [--baseline=DIR] [--floor] [--transport=modern|legacy]
- * [--calls=N] [--warmup=N] [--keep=DIR] [--diff[=N]]`: the gateway's instructions per tools/call,
- * counted by Valgrind's callgrind (lib/instructions.ts says how and why) instead of timed, so a
- * change worth 1-2 % of a call can be kept or dropped on evidence (issue 19). With `--baseline`
- * (another checkout of the repo with its node_modules linked), that tree's gateway is counted at the
- * same time as this one's; with `--floor`, the floor (floor.ts, the bare Fastify + undici proxy) is,
+ * [--scopes=N] [--calls=N] [--warmup=N] [--keep=DIR] [--diff[=N]]`: the gateway's instructions per
+ * tools/call, counted by Valgrind's callgrind (lib/instructions.ts says how and why) instead of
+ * timed, so a change worth 1-2 % of a call can be kept or dropped on evidence (issue 19). With
+ * `--baseline` (another checkout of the repo with its node_modules linked), that tree's gateway is
+ * counted at the same time as this one's; with `--floor`, the floor (floor.ts, the bare Fastify + undici proxy) is,
  * and the gateway's count is given over the floor's: issue 19's CPU target as a ratio no machine
  * state moves.
  *
  * Reported per call: all instructions; the JIT compiler's (still compiling hot code: under
  * `--predictable` it runs on the main thread, and how much a window holds varies from run to run);
  * the garbage collector's; and the rest, `net`, the figure to compare.
+ *
+ * `--scopes=N` sends the (2026-07-28) calls for N users of a client key in turn, each with a
+ * connection of its own, as the bench's "10,000 scopes in turn" variant does (the floor is sent the
+ * same URLs); without it, every call is for a solo key's one scope. Counted once with and once
+ * without, a scope among many is told from one scope by what it costs in instructions (issue 19).
+ * Give it a warm-up of more calls than scopes (`--scopes=10000 --warmup=12000`), so that every
+ * scope is counted after its first call.
  *
  * `--keep=DIR` writes each gateway's callgrind output there (`this-tree.callgrind`,
  * `baseline.callgrind`), its JavaScript functions named: the gateways run with V8's
@@ -45,6 +52,7 @@ const option = (name: string): string | undefined =>
 const CALLS = Number(option('calls') ?? 6000);
 const WARMUP = Number(option('warmup') ?? 6000);
 const TRANSPORT = option('transport') ?? 'modern';
+const SCOPES = option('scopes') === undefined ? undefined : Number(option('scopes'));
 const BASELINE = option('baseline');
 const KEEP = option('keep');
 const FLOOR = args.includes('--floor');
@@ -62,6 +70,10 @@ async function main(): Promise<void> {
   if (TRANSPORT !== 'modern' && TRANSPORT !== 'legacy') throw new Error('--transport is modern or legacy');
   if (DIFF_ROWS !== undefined && !(Number.isInteger(DIFF_ROWS) && DIFF_ROWS > 0))
     throw new Error('--diff takes a number of functions, e.g. --diff=40');
+  if (SCOPES !== undefined && !(Number.isInteger(SCOPES) && SCOPES > 0))
+    throw new Error('--scopes takes a number of users, e.g. --scopes=10000');
+  if (SCOPES !== undefined && TRANSPORT !== 'modern')
+    throw new Error('--scopes counts 2026-07-28 calls only');
   if (DIFF_ROWS !== undefined && !BASELINE && !FLOOR) throw new Error('--diff needs --baseline or --floor');
   const work = mkdtempSync(join(tmpdir(), 'toolgate-instructions-'));
   // The outputs a diff reads, with their functions named, wherever --keep does not put them.
@@ -79,13 +91,17 @@ async function main(): Promise<void> {
         script: builds[i]!('gateway.ts'),
         nodeOptions: startOptions(repo),
       }));
-      process.stderr.write(`${TRANSPORT} tools/call: ${WARMUP} calls of warm-up, then ${CALLS} counted\n`);
+      const over = SCOPES === undefined ? '' : ` over ${SCOPES} scopes in turn`;
+      process.stderr.write(
+        `${TRANSPORT} tools/call${over}: ${WARMUP} calls of warm-up, then ${CALLS} counted\n`,
+      );
       const counts = await countInstructions(gateways, {
         transport: TRANSPORT,
         calls: CALLS,
         warmup: WARMUP,
         work: join(work, 'gateways'),
         upstreamUrl,
+        ...(SCOPES !== undefined ? { scopes: SCOPES } : {}),
         ...(keep !== undefined ? { keep } : {}),
         ...(FLOOR ? { floor: builds[0]!('floor.ts') } : {}),
       });

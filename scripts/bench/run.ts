@@ -127,6 +127,7 @@ import {
 } from './lib/report.js';
 import { ENCODINGS, listCost, type Encoding, type ListCost } from './lib/tokens.js';
 import {
+  connectScopes,
   directTarget,
   floorTarget,
   legacyBody,
@@ -403,7 +404,7 @@ interface CallSection {
 async function toolsCall(servers: Servers, metrics: Metrics, work: string): Promise<CallSection> {
   const max = Math.max(...CLIENTS);
   const { gateway, soloKey, clientKey } = servers.toolgate;
-  const scopes = await connectScopes(servers.toolgate);
+  const scopes = await connectManyScopes(servers.toolgate);
   // Each variant's target, made anew for the rounds and for each pair of turns (both close theirs).
   const make = {
     modern: () => modernTarget([gateway], soloKey, max),
@@ -473,8 +474,8 @@ async function toolsCall(servers: Servers, metrics: Metrics, work: string): Prom
   // after the scopes' connects, as the gateway of the ratios to the floor: a change to what those
   // leave behind shows here (Keyring.derived: a Buffer per scope's key cost each later call 5-14 %).
   const abTurns = async ({ self, baseline: other }: NonNullable<Servers['ab']>) => {
-    await connectScopes(self);
-    await connectScopes(other);
+    await connectManyScopes(self);
+    await connectManyScopes(other);
     const ratios: CallTurns['baseline'] = {};
     for (const variant of ['modern', 'legacy'] as const) {
       const first = side(variant, self, 'A/B this tree');
@@ -511,30 +512,13 @@ const SCOPES = QUICK ? 1_000 : 10_000;
 const MANY_SCOPES = `toolgate ${MODERN}, ${SCOPES.toLocaleString('en-US')} scopes in turn`;
 
 /**
- * Connects the bench provider for SCOPES users of the client key (32 at a time); returns their
- * query strings. The per-call caches hold 10,000 entries of each kind: a deployment this size must
- * keep serving its scopes from memory (issue 19: a scope among 10,000).
+ * Connects the bench provider for SCOPES users of the client key; returns their query strings. The
+ * per-call caches hold 10,000 entries of each kind: a deployment this size must keep serving its
+ * scopes from memory (issue 19: a scope among 10,000).
  */
-async function connectScopes(toolgate: Toolgate): Promise<string[]> {
-  const scopes = Array.from({ length: SCOPES }, (_, i) => `?user_id=s${i}`);
+async function connectManyScopes(toolgate: Toolgate): Promise<string[]> {
   log(`tools/call: connecting ${SCOPES} scopes`);
-  const setup = pool(toolgate.gateway.ready.url, 32);
-  try {
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < scopes.length) {
-        const query = scopes[next++]!;
-        await modernCall(setup, toolgate.clientKey, query, 'connect_provider', {
-          provider: 'bench',
-          credentials: { api_key: UPSTREAM_KEY },
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: 32 }, worker));
-  } finally {
-    await setup.close();
-  }
-  return scopes;
+  return await connectScopes(toolgate.gateway.ready.url, toolgate.clientKey, SCOPES);
 }
 
 /** How long each side's turn is when two targets take turns (lib/load.ts runTurns). */
@@ -1775,7 +1759,7 @@ async function profile(work: string, kind: ProfileKind): Promise<void> {
   const targets: Target[] = [
     modernTarget([gateway], soloKey, 32),
     legacyTarget([gateway], soloKey, 32),
-    renamed(modernTarget([gateway], clientKey, 32, await connectScopes(servers.toolgate)), MANY_SCOPES),
+    renamed(modernTarget([gateway], clientKey, 32, await connectManyScopes(servers.toolgate)), MANY_SCOPES),
     listTarget(gateway.ready.url, gateway.pid, clientKey, '?user_id=u1000', 'modern', 1000),
   ];
   const seconds = QUICK ? 2 : 6;

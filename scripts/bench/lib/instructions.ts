@@ -20,18 +20,18 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchGatewayEnv } from './fixtures.js';
-import { ClientSet, pool, type Target } from './load.js';
+import { ClientSet, type Target } from './load.js';
 import { firstLine, GatewayChild, SERVER_CORE, start } from './proc.js';
 import { generateApiKey } from '../../../core/auth/keys.js';
 import { newSessionId } from '../../../core/coordination/sessions.js';
 import {
+  connectScopes,
   floorTarget,
   legacyCallRequest,
   legacyTarget,
-  modernCall,
   modernCallRequest,
   modernTarget,
-  UPSTREAM_KEY,
+  scopeQueries,
 } from './targets.js';
 
 const CLIENTS = 8;
@@ -68,6 +68,12 @@ export interface CountOptions {
    * the issue-19 CPU ratio without the machine's state in it.
    */
   floor?: string;
+  /**
+   * Users of a client key to send the (2026-07-28) calls for in turn, each with a connection of its
+   * own, connected before the warm-up; the floor is sent the same URLs. One scope (a solo key's)
+   * without it.
+   */
+  scopes?: number;
 }
 
 /** Instructions per counted call: all of them, the JIT compiler's and the garbage collector's. */
@@ -222,7 +228,7 @@ const countedNodeOptions = (dir: string, keep: string | undefined): string[] => 
   ...(keep ? ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`] : []),
 ];
 
-/** Starts one gateway under callgrind, with its key and the bench connection. */
+/** Starts one gateway under callgrind, with its key and its connections (see CountOptions.scopes). */
 async function startGateway(counted: CountedGateway, dir: string, options: CountOptions): Promise<Measured> {
   const out = join(dir, 'callgrind.out');
   const { env } = benchGatewayEnv(dir, options.upstreamUrl, { ...LOAD_LIKE, ...counted.settings });
@@ -232,20 +238,16 @@ async function startGateway(counted: CountedGateway, dir: string, options: Count
     launcher: ['valgrind', ...callgrindArgs(out)],
   });
   try {
-    const key = await gateway.command<string>({ cmd: 'key', client: 'bench', keyType: 'solo' });
-    const setup = pool(gateway.ready.url, 1);
-    try {
-      await modernCall(setup, key, '', 'connect_provider', {
-        provider: 'bench',
-        credentials: { api_key: UPSTREAM_KEY },
-      });
-    } finally {
-      await setup.close();
-    }
+    const key = await gateway.command<string>({
+      cmd: 'key',
+      client: 'bench',
+      keyType: options.scopes === undefined ? 'solo' : 'client',
+    });
+    const scopes = await connectScopes(gateway.ready.url, key, options.scopes);
     const target =
       options.transport === 'legacy'
         ? legacyTarget([gateway], key, CLIENTS)
-        : modernTarget([gateway], key, CLIENTS);
+        : modernTarget([gateway], key, CLIENTS, scopes);
     return {
       name: counted.name,
       pid: gateway.pid,
@@ -283,7 +285,7 @@ async function startFloor(script: string, dir: string, options: CountOptions): P
         CLIENTS,
         options.transport === 'legacy'
           ? legacyCallRequest(generateApiKey(), newSessionId())
-          : modernCallRequest(generateApiKey()),
+          : modernCallRequest(generateApiKey(), scopeQueries(options.scopes)),
       ),
       // floor.ts closes and exits on SIGTERM; callgrind then writes its output, given the time.
       exit: () => floor.stop(CALLGRIND_EXIT_MS),

@@ -265,6 +265,36 @@ export async function modernCall(
   return text;
 }
 
+/** The query strings of `count` users of a client key (one scope, the key's own, when undefined). */
+export function scopeQueries(count: number | undefined): string[] {
+  return count === undefined ? [''] : Array.from({ length: count }, (_, i) => `?user_id=s${i}`);
+}
+
+/**
+ * Connects the bench provider for `count` users of a client key (`user_id=s0`, `s1`, ...; 32 calls
+ * at a time), or for the key's own scope when `count` is undefined; returns the scopes' query
+ * strings, for {@link modernCallRequest}.
+ */
+export async function connectScopes(url: string, key: string, count?: number): Promise<string[]> {
+  const scopes = scopeQueries(count);
+  const setup = pool(url, 32);
+  try {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < scopes.length) {
+        await modernCall(setup, key, scopes[next++]!, 'connect_provider', {
+          provider: 'bench',
+          credentials: { api_key: UPSTREAM_KEY },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, worker));
+  } finally {
+    await setup.close();
+  }
+  return scopes;
+}
+
 /** tools/list over 2026-07-28 outside the measurement: the tools of every page, in order. */
 export async function modernList(http: Pool, key: string, query: string): Promise<Record<string, unknown>[]> {
   const tools: Record<string, unknown>[] = [];
