@@ -34,46 +34,59 @@ const ROWS_PER_INSERT = 512;
 const ROW_PLACEHOLDERS = `(${COLUMNS.map(() => '?').join(', ')})`;
 
 /** A context field as JSON. */
-function field(value: string | null): string {
+function fieldText(value: string | null): string {
   return value === null ? 'null' : jsonString(storable(value));
 }
 
-/** An entry's context column: JSON text, written field by field (JSON.stringify costs more). */
-function contextOf(entry: AuditEntry): string {
-  return (
-    `{"event":${field(entry.event)},"outcome":${field(entry.outcome)},"clientId":${field(entry.clientId)},` +
-    `"keyId":${field(entry.keyId)},"orgId":${field(entry.orgId)},"userId":${field(entry.userId)},` +
-    `"provider":${field(entry.provider)},"tool":${field(entry.tool)}}`
-  );
-}
-
-/** Whether two entries have the same context. */
-function sameContext(a: AuditEntry, b: AuditEntry): boolean {
-  return (
-    a.event === b.event &&
-    a.outcome === b.outcome &&
-    a.clientId === b.clientId &&
-    a.keyId === b.keyId &&
-    a.orgId === b.orgId &&
-    a.userId === b.userId &&
-    a.provider === b.provider &&
-    a.tool === b.tool
-  );
-}
-
 /**
- * The entries' values in column order, row after row, in one array (no array per entry). An entry
- * with the context of the one before it (a client's calls of one tool) reuses its text.
+ * The context columns of entries written one after another: JSON text, written field by field
+ * (JSON.stringify costs more), each field's text kept from the entry before when its value is the
+ * same. Consecutive calls in a deployment of many scopes share most fields (the client, the key,
+ * the tool) and differ in one or two (the user): rebuilding every field of each entry cost a
+ * tools/call among 10,000 scopes about 5k instructions (scripts/bench/instructions.ts --scopes).
  */
+class ContextTexts {
+  private previous: AuditEntry | undefined;
+  /** The JSON text of each field of `previous`, in the column's order. */
+  private readonly fields: string[] = [];
+  private text = '';
+
+  of(entry: AuditEntry): string {
+    const before = this.previous;
+    this.previous = entry;
+    const changed =
+      this.field(0, entry.event, before?.event) |
+      this.field(1, entry.outcome, before?.outcome) |
+      this.field(2, entry.clientId, before?.clientId) |
+      this.field(3, entry.keyId, before?.keyId) |
+      this.field(4, entry.orgId, before?.orgId) |
+      this.field(5, entry.userId, before?.userId) |
+      this.field(6, entry.provider, before?.provider) |
+      this.field(7, entry.tool, before?.tool);
+    if (changed !== 0) {
+      const f = this.fields;
+      this.text =
+        `{"event":${f[0]},"outcome":${f[1]},"clientId":${f[2]},"keyId":${f[3]},"orgId":${f[4]},` +
+        `"userId":${f[5]},"provider":${f[6]},"tool":${f[7]}}`;
+    }
+    return this.text;
+  }
+
+  /** Writes field `i`'s text unless its value is the entry before's; 1 when it wrote it. */
+  private field(i: number, value: string | null, before: string | null | undefined): number {
+    if (value === before) return 0;
+    this.fields[i] = fieldText(value);
+    return 1;
+  }
+}
+
+/** The entries' values in column order, row after row, in one array (no array per entry). */
 function values(entries: readonly AuditEntry[]): SqlParam[] {
   const out: SqlParam[] = [];
-  let previous: AuditEntry | undefined;
-  let context = '';
+  const contexts = new ContextTexts();
   for (const entry of entries) {
-    if (previous === undefined || !sameContext(entry, previous)) context = contextOf(entry);
-    previous = entry;
     const message = entry.message === null ? null : storable(entry.message);
-    out.push(entry.id, entry.at, context, entry.latencyUs, entry.upstreamStatus, message);
+    out.push(entry.id, entry.at, contexts.of(entry), entry.latencyUs, entry.upstreamStatus, message);
   }
   return out;
 }

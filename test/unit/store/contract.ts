@@ -1277,7 +1277,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         ]);
       });
 
-      it('keeps the fields of entries that follow one another and differ in one field only', async () => {
+      it('keeps the fields of entries that follow one another and differ in a field or two, back and forth', async () => {
         const changes: Partial<AuditEntry>[] = [
           {},
           { event: 'connected' },
@@ -1289,8 +1289,12 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           { provider: 'slack' },
           { tool: 'github_list_repos' },
           {},
+          { userId: 'u1', tool: null },
+          { orgId: null },
+          { tool: 'github_list_repos', userId: 'u9' },
+          { event: 'tool_call', outcome: 'ok' },
         ];
-        // Each entry is the one before it with one more field changed.
+        // Each entry is the one before it with the next change made.
         let fields: Partial<AuditEntry> = {};
         const entries = changes.map((change, i) => entry(`aud_${i}`, i, (fields = { ...fields, ...change })));
         await store.audit.append(entries);
