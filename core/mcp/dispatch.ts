@@ -1,3 +1,4 @@
+import { jsonString } from '../json.js';
 import type { ToolService } from '../tools/service.js';
 import { ToolCallError, type CallContext, type ToolResult } from '../tools/types.js';
 import {
@@ -108,7 +109,7 @@ export function resultJson(result: ToolResult): string {
       typeof block.text !== 'string'
     )
       return JSON.stringify(result);
-    blocks += `${i === 0 ? '' : ','}{"type":"text","text":${JSON.stringify(block.text)}}`;
+    blocks += `${i === 0 ? '' : ','}{"type":"text","text":${jsonString(block.text)}}`;
   }
   return `{"content":[${blocks}]${keys === 2 ? `,"isError":${String(isError)}` : ''}}`;
 }
