@@ -4,9 +4,9 @@
  * tools/call, counted by Valgrind's callgrind (lib/instructions.ts says how and why) instead of
  * timed, so a change worth 1-2 % of a call can be kept or dropped on evidence (issue 19). With
  * `--baseline` (another checkout of the repo with its node_modules linked), that tree's gateway is
- * counted at the same time as this one's; with `--floor`, the floor (floor.ts, the bare Fastify + undici proxy) is,
- * and the gateway's count is given over the floor's: issue 19's CPU target as a ratio no machine
- * state moves.
+ * counted at the same time as this one's; with `--floor`, the floor (floor.ts, the bare Fastify +
+ * undici proxy) is, and the gateway's count is given over the floor's: issue 19's CPU target as a
+ * ratio no machine state moves.
  *
  * Reported per call: all instructions; the JIT compiler's (still compiling hot code: under
  * `--predictable` it runs on the main thread, and how much a window holds varies from run to run);
