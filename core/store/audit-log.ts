@@ -15,11 +15,14 @@ let lastIso = '';
 let secondMs = NaN;
 /** The ISO time of the second under way up to its milliseconds: `2026-11-28T04:20:31.` */
 let secondPrefix = '';
+/** The end of an ISO time for each millisecond of a second: `000Z` to `999Z`. */
+const MILLISECONDS = Array.from({ length: 1_000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
 
 /**
  * The ISO 8601 time of an entry recorded now. Calls in the same millisecond share one string, and a
- * new millisecond only appends its digits to the second's: formatting a Date for each call is a
- * measurable part of what the audit trail costs a call (scripts/bench, audit on ÷ off).
+ * new millisecond is the second's prefix and its digits joined, one string made: formatting a Date
+ * for each call is a measurable part of what the audit trail costs a call (scripts/bench, audit on
+ * ÷ off), and an entry keeps its time alive until it is written.
  */
 export function auditTime(): string {
   const now = Date.now();
@@ -31,7 +34,7 @@ export function auditTime(): string {
       // `.000Z` off the end: the rest is the same whatever the year's width.
       secondPrefix = new Date(secondMs).toISOString().slice(0, -4);
     }
-    lastIso = `${secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+    lastIso = secondPrefix + MILLISECONDS[ms]!;
   }
   return lastIso;
 }
@@ -87,15 +90,10 @@ export class AuditLog {
     return this.options.enabled;
   }
 
-  /** The id of a new entry (see {@link idPrefix}). */
-  nextId(): string {
-    return this.idPrefix + (this.recorded++).toString(36).padStart(8, '0');
-  }
-
   record(input: AuditInput): void {
     if (!this.options.enabled) return;
     this.add({
-      id: this.nextId(),
+      id: '',
       at: input.at ?? auditTime(),
       event: input.event,
       clientId: input.clientId ?? null,
@@ -111,12 +109,22 @@ export class AuditLog {
     });
   }
 
-  /** Records a whole entry, its id from {@link nextId}; the entry is kept, not copied. */
+  /**
+   * Records a whole entry, its `id` left '': the entry is kept, not copied, and numbered when it is
+   * written ({@link flush}). An id made then is gone with the write; one made now would be kept
+   * alive with its entry, copied by each young-generation collection until the batch is written
+   * (the audit trail's share of a tools/call's collections, scripts/bench/instructions.ts).
+   */
   add(entry: AuditEntry): void {
     if (!this.options.enabled) return;
     this.waiting.push(entry);
     if (this.waiting.length >= BATCH) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+  }
+
+  /** The id of a new entry (see {@link idPrefix}). */
+  private nextId(): string {
+    return this.idPrefix + (this.recorded++).toString(36).padStart(8, '0');
   }
 
   /** Writes every entry recorded so far; resolves once they are stored (or reported lost). */
@@ -125,6 +133,8 @@ export class AuditLog {
     this.timer = undefined;
     const batch = this.waiting;
     this.waiting = [];
+    // In recording order; an entry kept from a refused write has its id already.
+    for (const entry of batch) if (entry.id === '') entry.id = this.nextId();
     if (batch.length > 0) this.writing = this.writing.then(() => this.write(batch));
     return this.writing;
   }

@@ -57,7 +57,7 @@ export class AuditedCall {
     const { scope } = this.caller;
     // Every field given: the entry is kept as it is, not copied with defaults (AuditLog.add).
     this.audit.add({
-      id: this.audit.nextId(),
+      id: '',
       at: this.at,
       event: 'tool_call',
       clientId: scope.clientId,

@@ -210,10 +210,17 @@ export class ToolService {
       system || tool ? name : UNKNOWN_LABEL,
     );
     // call_tool's own audit entry would repeat the one of the tool it calls (recorded by this method too).
+    // A known tool's name is the catalog's string, not the request's: an entry keeps its strings
+    // alive until it is written (AuditLog.add).
     const audited =
       name === CALL_TOOL || !this.deps.audit.enabled
         ? undefined
-        : new AuditedCall(this.deps.audit, caller, name, tool?.provider ?? null);
+        : new AuditedCall(
+            this.deps.audit,
+            caller,
+            system?.name ?? tool?.name ?? name,
+            tool?.provider ?? null,
+          );
     try {
       const result = await telemetry.within(() =>
         system

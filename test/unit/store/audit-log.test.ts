@@ -59,6 +59,29 @@ describe('AuditLog', () => {
     expect(failures).toEqual([]);
   });
 
+  it('lists entries of one millisecond in the order they were recorded, a refused batch among them', async () => {
+    let refuse = true;
+    const log = new AuditLog(
+      {
+        append: (entries) =>
+          refuse ? Promise.reject(new Error('database is locked')) : store.audit.append(entries),
+        list: (filter) => store.audit.list(filter),
+        purge: (before) => store.audit.purge(before),
+      },
+      { enabled: true, onError: (error) => failures.push(error) },
+    );
+    for (const tool of ['first', 'second', 'third']) log.record({ event: 'tool_call', tool });
+    await log.flush();
+    expect(failures).toHaveLength(1);
+    refuse = false;
+    for (const tool of ['fourth', 'fifth']) log.record({ event: 'tool_call', tool });
+    await log.close();
+    const listed = await store.audit.list({ limit: 10 });
+    // Newest first: the same time for all five (the clock is frozen), so the ids alone order them.
+    expect(listed.map((entry) => entry.tool)).toEqual(['fifth', 'fourth', 'third', 'second', 'first']);
+    expect(new Set(listed.map((entry) => entry.id)).size).toBe(5);
+  });
+
   it('records nothing when the trail is off', async () => {
     const off = new AuditLog(store.audit, { enabled: false, onError: (error) => failures.push(error) });
     expect(off.enabled).toBe(false);
