@@ -55,6 +55,7 @@ class ContextTexts {
   of(entry: AuditEntry): string {
     const before = this.previous;
     this.previous = entry;
+    // `|`, not `||`: every field that changed is written, not only the first.
     const changed =
       this.field(0, entry.event, before?.event) |
       this.field(1, entry.outcome, before?.outcome) |
