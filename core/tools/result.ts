@@ -24,7 +24,7 @@ import {
   redact,
   retryAfterSeconds,
 } from '../upstream/response.js';
-import { layoutJson } from './json-layout.js';
+import { compactJson } from './json-compact.js';
 
 /** What result shaping needs of a tool (provider tools and plugin tools alike). */
 export type ResultTool = Pick<CompiledTool, 'provider' | 'inputSchema' | 'outputSchema'>;
@@ -84,12 +84,11 @@ export function responseResult(
   }
 
   const isJson = !response.truncated && isJsonBody(body, type);
-  // Within budget, laid out for readability (JSON that does not parse is shown as it came); beyond
-  // it the text is cut anyway, so the provider's own (usually compact) form is kept and the CPU of
-  // laying out a large document is saved.
-  let shown = (isJson && response.body.length <= budget ? layoutJson(body) : undefined) ?? body;
+  // Within budget, compact (json-compact.ts); beyond it the text is cut anyway, so the provider's
+  // own form is kept and the CPU of reading a large document is saved.
+  let shown = isJson && response.body.length <= budget ? compactJson(body) : body;
   // A UTF-16 unit is at most 3 bytes of UTF-8: a text this short fits unmeasured (measuring a
-  // laid-out text reads it all, before writing the result out reads it again).
+  // compacted text reads it all, before writing the result out reads it again).
   if (shown.length * 3 > budget) {
     const { kept, total } = cutToBudget(shown, budget);
     if (kept.length < shown.length)

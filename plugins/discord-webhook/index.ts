@@ -32,7 +32,7 @@ export const discordWebhookPlugin: ProviderPlugin = {
       Object.keys(body).some((key) => SECRET_KEYS.has(key))
     ) {
       const webhook = Object.fromEntries(Object.entries(body).filter(([key]) => !SECRET_KEYS.has(key)));
-      return { content: [{ type: 'text', text: JSON.stringify(webhook, null, 2) }] };
+      return { content: [{ type: 'text', text: JSON.stringify(webhook) }] };
     }
     if (response.status === 429) return failure(rateLimited(response, body));
     if (typeof body.code === 'number' && WEBHOOK_GONE.has(body.code)) {

@@ -19,7 +19,7 @@ export function readableResult(
 ): PluginToolResult | undefined {
   const ok = response.status >= 200 && response.status < 300;
   if (!READ_TOOLS.has(tool.name) || !ok || !isRecord(response.body)) return undefined;
-  const text = JSON.stringify(decodeParts(response.body), null, 2);
+  const text = JSON.stringify(decodeParts(response.body));
   if (text.length <= READ_BUDGET) return { content: [{ type: 'text', text }] };
   const note =
     `[Output truncated: ${(text.length - READ_BUDGET).toLocaleString('en-US')} of ` +

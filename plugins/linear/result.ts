@@ -1,7 +1,7 @@
 /**
- * Tool results from Linear's answers: the relevant node(s) as indented JSON text and as
- * structuredContent (every Linear tool declares an outputSchema), connections flattened to arrays,
- * and a note saying how to fetch the next page.
+ * Tool results from Linear's answers: the relevant node(s) as compact JSON text (as every provider
+ * answer is shown: core/tools/json-compact.ts) and as structuredContent (every Linear tool declares
+ * an outputSchema), connections flattened to arrays, and a note saying how to fetch the next page.
  */
 import type { PluginToolResult } from '../../core/catalog/plugins/types.js';
 import { isRecord } from './graphql.js';
@@ -10,7 +10,7 @@ import { isRecord } from './graphql.js';
 export function objectResult(value: unknown, what: string, headline?: string): PluginToolResult {
   if (!isRecord(value)) return failure(`Linear's answer did not include the ${what}; try again.`);
   const shown = withoutConnections(value) as Record<string, unknown>;
-  const text = JSON.stringify(shown, null, 2);
+  const text = JSON.stringify(shown);
   return {
     content: [{ type: 'text', text: headline === undefined ? text : `${headline}\n\n${text}` }],
     structuredContent: shown,
@@ -26,7 +26,7 @@ export function pageResult(connection: unknown, key: string, tool: string): Plug
   const pageInfo = isRecord(connection.pageInfo) ? connection.pageInfo : {};
   const hasNextPage = pageInfo.hasNextPage === true;
   const endCursor = typeof pageInfo.endCursor === 'string' ? pageInfo.endCursor : null;
-  const lines = [items.length === 0 ? `No ${key} found.` : JSON.stringify(items, null, 2)];
+  const lines = [items.length === 0 ? `No ${key} found.` : JSON.stringify(items)];
   if (hasNextPage && endCursor !== null) {
     lines.push(`More ${key} exist: call ${tool} again with the same arguments and after: "${endCursor}".`);
   }

@@ -89,7 +89,7 @@ describe('SIGTERM to the process group', () => {
       signalGroup(gateway);
       await printed(gateway, '"msg":"already shutting down"');
       held.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
-      expect((await call).content[0]!.text).toContain('"done": true');
+      expect((await call).content[0]!.text).toContain('"done":true');
       expect(await exit).toEqual([0, null]);
       expect(gateway.output().match(/"msg":"shutting down"/g)).toHaveLength(1);
     } finally {

@@ -52,7 +52,7 @@ describe('graceful shutdown', () => {
     held!.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
     const result = await call;
     expect(result.isError).toBeFalsy();
-    expect(result.content[0]!.text).toContain('"done": true');
+    expect(result.content[0]!.text).toContain('"done":true');
     await closing;
   });
 });

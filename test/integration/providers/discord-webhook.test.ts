@@ -145,7 +145,7 @@ describe('discord-webhook through /mcp/', () => {
 
   it('keeps the webhook token out of the webhook it describes, and shows the limit in inspect', async () => {
     const webhook = await p.call('discord_webhook_get_webhook', {});
-    expect(webhook.text).toContain('"channel_id": "1100000000000000002"');
+    expect(webhook.text).toContain('"channel_id":"1100000000000000002"');
     expect(webhook.text).not.toContain('tkQ3lN9xW');
     p.expectSent({ method: 'GET', url: HOOK_PATH });
     const inspected = await p.inspect();

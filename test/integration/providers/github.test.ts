@@ -151,7 +151,7 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
     await gh.expectCall({
       tool: 'github_issues_list_for_repo',
       args: { ...REPO, state: 'open', labels: 'bug,ui', sort: 'updated', per_page: 5 },
-      ok: '"number": 1347',
+      ok: '"number":1347',
       sent: {
         method: 'GET',
         url: '/repos/octo-org/api/issues?state=open&labels=bug%2Cui&sort=updated&per_page=5',
@@ -176,7 +176,7 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
     await gh.expectCall({
       tool: 'github_issues_create',
       args: { ...REPO, ...issue },
-      ok: '"html_url": "https://github.com/octo-org/api/issues/1347"',
+      ok: '"html_url":"https://github.com/octo-org/api/issues/1347"',
       sent: {
         method: 'POST',
         url: '/repos/octo-org/api/issues',
@@ -190,7 +190,7 @@ describe('GitHub over /mcp/ with a seeded OAuth connection', () => {
     await gh.expectCall({
       tool: 'github_repos_get_content',
       args: { ...REPO, path: 'docs/README.md', ref: 'main' },
-      ok: '"content": "IyBBUEkgZG9jcwo=\\n"',
+      ok: '"content":"IyBBUEkgZG9jcwo=\\n"',
       sent: { method: 'GET', url: '/repos/octo-org/api/contents/docs%2FREADME.md?ref=main' },
     });
   });

@@ -97,7 +97,7 @@ describe('Gmail over /mcp/ with a seeded OAuth connection', () => {
     await mail.expectCall({
       tool: 'gmail_list_messages',
       args: { q: 'from:ana@example.com is:unread', labelIds: ['INBOX', 'UNREAD'], maxResults: 10 },
-      ok: `"threadId": "${THREAD}"`,
+      ok: `"threadId":"${THREAD}"`,
       sent: {
         method: 'GET',
         url: '/gmail/v1/users/me/messages?q=from%3Aana%40example.com%20is%3Aunread&labelIds=INBOX&labelIds=UNREAD&maxResults=10',
@@ -112,8 +112,8 @@ describe('Gmail over /mcp/ with a seeded OAuth connection', () => {
       tool: 'gmail_get_message',
       args: { id: fullMessage.id },
       ok: [
-        '"text": "Are we still on for Thursday? — Ana\\r\\n"',
-        '"text": "<div>Are we still on for Thursday? — Ana</div>"',
+        '"text":"Are we still on for Thursday? — Ana\\r\\n"',
+        '"text":"<div>Are we still on for Thursday? — Ana</div>"',
       ],
       sent: { method: 'GET', url: `/gmail/v1/users/me/messages/${fullMessage.id}`, body: '' },
     });

@@ -79,7 +79,7 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
     await gcal.expectCall({
       tool: 'google_calendar_list_events',
       args: { timeMin: '2025-03-10T00:00:00Z', timeMax: '2025-03-15T00:00:00Z', q: 'standup' },
-      ok: '"hangoutLink": "https://meet.google.com/abc-defg-hij"',
+      ok: '"hangoutLink":"https://meet.google.com/abc-defg-hij"',
       sent: {
         method: 'GET',
         url: '/calendar/v3/calendars/primary/events?timeMin=2025-03-10T00%3A00%3A00Z&timeMax=2025-03-15T00%3A00%3A00Z&q=standup&singleEvents=true&orderBy=startTime',
@@ -102,7 +102,7 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
     await gcal.expectCall({
       tool: 'google_calendar_create_event',
       args: { calendarId: TEAM, ...event, sendUpdates: 'all', conferenceDataVersion: 1 },
-      ok: '"id": "q1b2c3d4e5f6g7h8"',
+      ok: '"id":"q1b2c3d4e5f6g7h8"',
       sent: {
         method: 'POST',
         url: `/calendar/v3/calendars/c_8f1f0d2e3a4b5c6d%40group.calendar.google.com/events?sendUpdates=all&conferenceDataVersion=1`,
@@ -153,7 +153,7 @@ describe('Google Calendar over /mcp/ with a seeded OAuth connection', () => {
     await gcal.expectCall({
       tool: 'google_calendar_query_free_busy',
       args: query,
-      ok: '"reason": "notFound"',
+      ok: '"reason":"notFound"',
       sent: { method: 'POST', url: '/calendar/v3/freeBusy', json: query },
     });
   });

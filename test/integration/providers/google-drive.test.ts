@@ -64,7 +64,7 @@ describe('Google Drive over /mcp/ with a seeded OAuth connection', () => {
     const { requests } = await gdrive.expectCall({
       tool: 'google_drive_list_files',
       args: { q: "name contains 'budget' and trashed = false", orderBy: 'modifiedTime desc', pageSize: 10 },
-      ok: `"webViewLink": "${doc.webViewLink}"`,
+      ok: `"webViewLink":"${doc.webViewLink}"`,
       sent: {
         method: 'GET',
         path: '/drive/v3/files',

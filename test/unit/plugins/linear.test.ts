@@ -115,7 +115,7 @@ describe('linear_search_issues', () => {
       },
     });
     const text = textOf(result);
-    expect(text).toContain('"identifier": "ENG-123"');
+    expect(text).toContain('"identifier":"ENG-123"');
     expect(text).toMatch(
       /\n\nMore issues exist: call linear_search_issues again with the same arguments and after: "c-2"\.$/,
     );

@@ -36,19 +36,20 @@ afterEach(() => {
 });
 
 describe('successful responses', () => {
-  it('shows JSON indented, short containers on one line', () => {
+  it('shows JSON compact, however the provider spaced it', () => {
     const result = responseResult(
       tool,
-      response(200, { id: 1, labels: ['a', 'b'], user: { login: 'octo' } }),
+      response(
+        200,
+        Buffer.from('{\n  "id": 1,\n  "labels": [ "a", "b" ],\n  "user": {"login": "octo"}\n}\n'),
+        {
+          'content-type': 'application/json',
+        },
+      ),
     );
-    expect(textOf(result)).toBe('{"id": 1, "labels": ["a", "b"], "user": {"login": "octo"}}');
+    expect(textOf(result)).toBe('{"id":1,"labels":["a","b"],"user":{"login":"octo"}}');
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toBeUndefined();
-
-    const long = { description: 'x'.repeat(70), items: [{ name: 'first item' }, { name: 'second item' }] };
-    expect(textOf(responseResult(tool, response(200, long)))).toBe(
-      `{\n  "description": "${'x'.repeat(70)}",\n  "items": [{"name": "first item"}, {"name": "second item"}]\n}`,
-    );
   });
 
   it('escapes in the text exactly what JSON escapes, keys and values alike', () => {
@@ -58,29 +59,27 @@ describe('successful responses', () => {
     );
     const text = textOf(responseResult(tool, response(200, body, { 'content-type': 'application/json' })));
     expect(text).toBe(
-      '{\n' +
-        '  "say \\"hi\\"": "line\\none\\ttab",\n' +
-        '  "path": "C:\\\\x",\n' +
-        '  "emoji": "\ud83d\ude00",\n' +
-        '  "lone": "\\ud800",\n' +
-        '  "nul": "\\u0000",\n' +
-        '  "plain": "caf\u00e9 \u2028 100%",\n' +
-        '  "n": [1e21, -0, 0.5, true, null]\n' +
-        '}',
+      '{"say \\"hi\\"":"line\\none\\ttab","path":"C:\\\\x","emoji":"\ud83d\ude00","lone":"\\ud800",' +
+        '"nul":"\\u0000","plain":"caf\u00e9 \u2028 100%","n":[1e21,-0,0.5,true,null]}',
     );
     expect(JSON.stringify(JSON.parse(text))).toBe(JSON.stringify(JSON.parse(body.toString())));
   });
 
   it('shows numbers as the provider wrote them and keys in its order', () => {
     // A 19-digit id read into a JavaScript number would show as 1234567890123456800.
-    const body = Buffer.from('{"name":"x","2":"b","1":"a","id":1234567890123456789,"price":1.50}');
+    const body = Buffer.from('{"name": "x", "2": "b", "1": "a", "id": 1234567890123456789, "price": 1.50}');
     const text = textOf(responseResult(tool, response(200, body, { 'content-type': 'application/json' })));
-    expect(text).toBe('{"name": "x", "2": "b", "1": "a", "id": 1234567890123456789, "price": 1.50}');
+    expect(text).toBe('{"name":"x","2":"b","1":"a","id":1234567890123456789,"price":1.50}');
   });
 
   it('shows a body that is not JSON after all as it came', () => {
-    // Each would read differently were it laid out.
-    const bodies = ['{"a":1,}', '{"a":"tab\there"}', '[01,2]', `${'['.repeat(600)}1,2${']'.repeat(600)}`];
+    // Each would read differently were it compacted.
+    const bodies = [
+      '{"a": 1,}',
+      '{"a": "tab\there"}',
+      '[01, 2]',
+      `${'[ '.repeat(600)}1, 2${' ]'.repeat(600)}`,
+    ];
     for (const body of bodies) {
       const result = responseResult(typed, response(200, body, { 'content-type': 'application/json' }));
       expect(textOf(result)).toBe(body);
@@ -94,9 +93,9 @@ describe('successful responses', () => {
   });
 
   it('reads vendor JSON types and untyped JSON-looking bodies', () => {
-    const vendor = response(200, Buffer.from('{"a":1}'), { 'content-type': 'application/vnd.github+json' });
-    expect(textOf(responseResult(tool, vendor))).toBe('{"a": 1}');
-    expect(textOf(responseResult(tool, response(200, Buffer.from('[1,2]'))))).toBe('[1, 2]');
+    const vendor = response(200, Buffer.from('{"a": 1}'), { 'content-type': 'application/vnd.github+json' });
+    expect(textOf(responseResult(tool, vendor))).toBe('{"a":1}');
+    expect(textOf(responseResult(tool, response(200, Buffer.from('[1, 2]'))))).toBe('[1,2]');
   });
 
   it('shows non-JSON text as it is', () => {
@@ -307,7 +306,7 @@ describe('provider errors', () => {
     });
     expect(textOf(failed)).toContain('Token [redacted] is invalid');
     const echoed = responseResult(tool, response(200, { echo: secret }), { secrets: [secret, ''] });
-    expect(textOf(echoed)).toBe('{"echo": "[redacted]"}');
+    expect(textOf(echoed)).toBe('{"echo":"[redacted]"}');
   });
 });
 

@@ -1,22 +1,38 @@
 /**
- * JSON text laid out for an agent to read: indented by two spaces, except that an object or array
- * whose one-line form fits in {@link INLINE_WIDTH} columns, and holds no container that does not,
- * stays on one line (readable, without the token cost of putting every short array element on its
- * own line).
+ * A provider's JSON answer as the agent is shown it: compact (no whitespace between tokens), each
+ * number as the provider wrote it (an id of 19 digits stays exact), keys in the provider's order (an
+ * object's integer keys are not moved first), and a string with escapes written as JSON.stringify
+ * writes its value (`\u00e9` as `é`: APIs that escape every non-ASCII character stay readable).
+ * Text that is not JSON is shown as it came.
  *
- * Laid out from the text itself, token by token, rather than parsed to values and written back:
- * on a ~300-byte answer, about 3 % fewer instructions per tools/call (scripts/bench/instructions.ts,
- * A/B). Reading the tokens also keeps what a round trip through JavaScript values loses: a number
- * is shown as the provider wrote it (an id of 19 digits stays exact), and keys stay in the
- * provider's order (an object's integer keys are not moved first). A string with escapes is shown
- * as JSON.stringify writes it (`\u00e9` as `é`: APIs that escape every non-ASCII character stay
- * readable); any other string is already so.
+ * Compact because a model pays for every token of an answer. Indented by two spaces, the 534
+ * response examples of GitHub's OpenAPI description cost 1.20× the tokens of their compact form,
+ * 1.37× for those under 500 bytes (o200k_base); laid out as Toolgate once showed answers (two-space
+ * indents, containers that fit in 80 columns on one line), 1.19× and 1.32×. Laying them out also
+ * cost a tools/call with a ~250-byte answer 6 % of its instructions (scripts/bench/instructions.ts).
+ *
+ * Compact JSON with no escape to rewrite (what a tools/call of the bench is answered) is shown as it
+ * is, after one regular-expression test. Any other text is read token by token: an indented 7 KB
+ * answer (GitHub's issue example) in about 5 % fewer instructions than laying it out took.
  */
 import { jsonString } from '../json.js';
 
-const INLINE_WIDTH = 80;
-/** Containers nested deeper than this are not laid out: the text is shown as it came. */
+/** Containers nested deeper than this are not read: the text is shown as it came. */
 const MAX_DEPTH = 512;
+
+/**
+ * Text that is already what {@link compactJson} would make of it, if it is JSON at all: no JSON
+ * whitespace outside strings, and in strings only the escapes JSON.stringify writes itself for a
+ * character that has a short one (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`). Each character is
+ * matched one way only, so a text that fails does so in linear time.
+ */
+const AS_IS = /^(?:"[^"\\]*(?:\\["\\bfnrt][^"\\]*)*"|[^"\\ \t\n\r])*$/;
+/**
+ * Longest text {@link AS_IS} is tried on: the regular expression keeps a backtracking entry per
+ * character outside strings, and V8 throws past a few million of them. A longer text is read
+ * token by token (and is over the output budget long before).
+ */
+const AS_IS_MAX = 1 << 20;
 
 const CONTROL = /[\u0000-\u001f]/;
 const QUOTE = 0x22;
@@ -41,22 +57,8 @@ function digit(code: number): boolean {
   return code >= ZERO && code <= NINE;
 }
 
-/**
- * `parts.join(separator)` as a rope: join copies every part into a flat string at once, and a
- * container's parts are ropes of their own (laid out nested values), flattened again at each level;
- * concatenation leaves one flattening, where the whole text is written out.
- */
-function joined(parts: readonly string[], separator: string): string {
-  let out = parts[0]!;
-  for (let i = 1; i < parts.length; i++) out += separator + parts[i]!;
-  return out;
-}
-
-class Layout {
+class Compactor {
   private pos = 0;
-  /** Whether the value last laid out spans several lines (told without searching its text). */
-  private multiline = false;
-
   /** Whether the text has no control character, so that a string token ends at the next quote. */
   private readonly plain: boolean;
   /** The first backslash at or after the string token being read; -1: none. */
@@ -72,10 +74,10 @@ class Layout {
     return pos < this.text.length ? this.text.charCodeAt(pos) : -1;
   }
 
-  /** The text laid out, or undefined when it is not exactly one JSON value (RFC 8259). */
+  /** The text compacted, or undefined when it is not exactly one JSON value (RFC 8259). */
   document(): string | undefined {
     this.space();
-    const value = this.value('', 0);
+    const value = this.value(0);
     if (value === undefined) return undefined;
     this.space();
     return this.pos === this.text.length ? value : undefined;
@@ -92,16 +94,15 @@ class Layout {
     this.pos = pos;
   }
 
-  private value(indent: string, depth: number): string | undefined {
-    this.multiline = false;
+  private value(depth: number): string | undefined {
     const code = this.at(this.pos);
     if (code === OPEN_OBJECT || code === OPEN_ARRAY)
-      return depth < MAX_DEPTH ? this.container(code === OPEN_OBJECT, indent, depth + 1) : undefined;
+      return depth < MAX_DEPTH ? this.container(code === OPEN_OBJECT, depth + 1) : undefined;
     if (code === QUOTE) return this.string();
     return this.scalar();
   }
 
-  private container(object: boolean, indent: string, depth: number): string | undefined {
+  private container(object: boolean, depth: number): string | undefined {
     const close = object ? CLOSE_OBJECT : CLOSE_ARRAY;
     this.pos++;
     this.space();
@@ -109,13 +110,8 @@ class Layout {
       this.pos++;
       return object ? '{}' : '[]';
     }
-    const inner = `${indent}  `;
-    const entries: string[] = [];
-    // The one-line form's width, counted as the entries are made: "[" and "]" and ", " between.
-    let width = indent.length;
-    let multiline = false;
+    let out = object ? '{' : '[';
     for (;;) {
-      let entry: string | undefined;
       if (object) {
         const key = this.at(this.pos) === QUOTE ? this.string() : undefined;
         if (key === undefined) return undefined;
@@ -123,27 +119,19 @@ class Layout {
         if (this.at(this.pos) !== COLON) return undefined;
         this.pos++;
         this.space();
-        const value = this.value(inner, depth);
-        if (value === undefined) return undefined;
-        entry = `${key}: ${value}`;
-      } else {
-        entry = this.value(inner, depth);
-        if (entry === undefined) return undefined;
+        out += `${key}:`;
       }
-      multiline ||= this.multiline;
-      width += entry.length + 2;
-      entries.push(entry);
+      const value = this.value(depth);
+      if (value === undefined) return undefined;
+      out += value;
       this.space();
       const next = this.at(this.pos);
       this.pos++;
-      if (next === close) break;
+      if (next === close) return out + (object ? '}' : ']');
       if (next !== COMMA) return undefined;
+      out += ',';
       this.space();
     }
-    this.multiline = multiline || width > INLINE_WIDTH;
-    const [open, end] = object ? ['{', '}'] : ['[', ']'];
-    if (this.multiline) return `${open}\n${inner}${joined(entries, `,\n${inner}`)}\n${indent}${end}`;
-    return `${open}${joined(entries, ', ')}${end}`;
   }
 
   /** A string token: as written when it has no escape, else as JSON.stringify writes its value. */
@@ -213,7 +201,11 @@ class Layout {
   }
 }
 
-/** `text` laid out (see above), or undefined when it is not JSON (or nests past {@link MAX_DEPTH}). */
-export function layoutJson(text: string): string | undefined {
-  return new Layout(text).document();
+/**
+ * `text` as the agent is shown it (see above): compact when it is JSON, else as it came (as it
+ * also does when it nests deeper than {@link MAX_DEPTH}).
+ */
+export function compactJson(text: string): string {
+  if (text.length <= AS_IS_MAX && AS_IS.test(text)) return text;
+  return new Compactor(text).document() ?? text;
 }
