@@ -262,6 +262,7 @@ export class Gateway {
       (error) => sink.log?.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'bus delivery failed'),
       (error, dropped) =>
         sink.log?.error({ err: error, code: 'TG_AUDIT_WRITE_FAILED', dropped }, 'audit trail write failed'),
+      { server: true },
     );
     const gateway = new Gateway(
       options.config,

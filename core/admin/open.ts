@@ -7,7 +7,7 @@ import {
 } from '../coordination/index.js';
 import { Keyring, loadMasterKey } from '../keyring.js';
 import { AuditLog } from '../store/audit-log.js';
-import { openStore } from '../store/index.js';
+import { openStore, type OpenStoreOptions } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { recoverRotation } from './master-key.js';
 
@@ -30,8 +30,9 @@ export async function openCore(
   config: Config,
   onBusError: (error: unknown) => void = () => {},
   onAuditError: (error: unknown, dropped: number) => void = reportAuditError,
+  storeOptions: OpenStoreOptions = {},
 ): Promise<Core> {
-  const database = openStore(config.databaseUrl);
+  const database = openStore(config.databaseUrl, storeOptions);
   await database.migrate();
   await recoverRotation(config, database, () => loadMasterKey(config).key);
   const master = loadMasterKey(config);

@@ -2,15 +2,27 @@ import { PostgresStore } from './postgres/index.js';
 import { SqliteStore } from './sqlite/index.js';
 import type { Store } from './types.js';
 
+export interface OpenStoreOptions {
+  /**
+   * For a server: SQLite's WAL is checkpointed by a worker thread, not inside a request's commit
+   * (sqlite/checkpointer.ts). A command's few writes leave it to SQLite.
+   */
+  server?: boolean;
+}
+
 /**
  * Opens the store TOOLGATE_DATABASE_URL names. `sqlite:<path>` is the embedded default (config.ts
  * puts it in the data dir); `postgres://…` (or `postgresql://…`) is a PostgreSQL database, shared by
  * every replica of a deployment that scales out. Each implementation passes the contract suite in
  * test/unit/store/.
  */
-export function openStore(databaseUrl: string): Store {
+export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): Store {
   const scheme = databaseUrl.slice(0, databaseUrl.indexOf(':'));
-  if (scheme === 'sqlite') return new SqliteStore(databaseUrl.slice('sqlite:'.length));
+  if (scheme === 'sqlite')
+    return new SqliteStore(
+      databaseUrl.slice('sqlite:'.length),
+      options.server ? { backgroundCheckpoints: {} } : {},
+    );
   if (scheme === 'postgres' || scheme === 'postgresql') return new PostgresStore(databaseUrl);
   throw new Error(
     `TOOLGATE_DATABASE_URL: unsupported database "${scheme}:"; use sqlite:<path> or postgres://<user>@<host>/<database>.`,

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SqlRunner } from '../statements.js';
+import { Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import type { Scope } from '../../domain.js';
 import { newId } from '../ids.js';
 import { scopeColumns } from '../rows.js';
@@ -41,7 +42,15 @@ const DATA_VERSION_MS = 1;
 export interface SqliteOptions {
   /** How long a reading of other connections' commits stands ({@link DATA_VERSION_MS}); 0: none. */
   peerCommitsMs?: number;
+  /**
+   * The WAL checkpointed by a worker thread (checkpointer.ts) instead of inside the commits of this
+   * connection: the server's choice; a command's few writes are left to SQLite.
+   */
+  backgroundCheckpoints?: Omit<CheckpointerOptions, 'onFailure'>;
 }
+
+/** SQLite's default `wal_autocheckpoint`, in pages: what a connection goes back to without its worker. */
+const AUTOCHECKPOINT_PAGES = 1_000;
 
 type Param = string | number | null;
 
@@ -80,6 +89,7 @@ export class SqliteDb {
   private readonly peerCommitsMs: number;
   /** The statement a hot read may run (at most once per peerCommitsMs), prepared once in plucking mode. */
   private readonly readDataVersion: Database.Statement;
+  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(file: string, options: SqliteOptions = {}) {
     this.peerCommitsMs = options.peerCommitsMs ?? DATA_VERSION_MS;
@@ -90,6 +100,15 @@ export class SqliteDb {
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('synchronous = NORMAL');
     this.readDataVersion = this.db.prepare('PRAGMA data_version').pluck();
+    if (options.backgroundCheckpoints && file !== ':memory:') {
+      this.db.pragma('wal_autocheckpoint = 0');
+      this.checkpointer = new Checkpointer(file, {
+        ...options.backgroundCheckpoints,
+        onFailure: () => {
+          if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+        },
+      });
+    }
   }
 
   /**
@@ -244,7 +263,9 @@ export class SqliteDb {
     };
   }
 
-  close(): void {
+  /** The checkpointer's last checkpoint first; closing the last connection then removes the WAL. */
+  async close(): Promise<void> {
+    await this.checkpointer?.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -81,8 +81,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  async close(): Promise<void> {
-    this.sql.close();
+  close(): Promise<void> {
+    return this.sql.close();
   }
 
   async resealAll(reseal: (item: SealedItem) => string): Promise<number> {

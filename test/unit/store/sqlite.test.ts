@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -6,6 +6,7 @@ import { openStore } from '../../../core/store/index.js';
 import { MIGRATIONS } from '../../../core/store/migrations.js';
 import { CONNECTION_SELECT, KEY_SELECT } from '../../../core/store/rows.js';
 import { HOT_SOURCES, SqliteDb, type HotTable } from '../../../core/store/sqlite/db.js';
+import { Checkpointer } from '../../../core/store/sqlite/checkpointer.js';
 import { SqliteStore } from '../../../core/store/sqlite/index.js';
 import type { AuditEntry } from '../../../core/store/types.js';
 import { AUDIT_BEFORE_10, describeStoreContract, expectAuditBefore10Kept, seedKey } from './contract.js';
@@ -81,7 +82,7 @@ describe('SqliteStore (SQLite only)', () => {
       old.run('INSERT INTO schema_migrations VALUES (?, ?, ?)', migration.version, migration.name, 'then');
     }
     old.exec(AUDIT_BEFORE_10.sql);
-    old.close();
+    await old.close();
     const store = new SqliteStore(file);
     try {
       await expectAuditBefore10Kept(store);
@@ -112,7 +113,7 @@ describe('SqliteStore (SQLite only)', () => {
     }
   });
 
-  it('keeps a busy row of the per-call path cached among 10,000 others, and drops those a write may change', () => {
+  it('keeps a busy row of the per-call path cached among 10,000 others, and drops those a write may change', async () => {
     const db = new SqliteDb(join(dir, 'hot.db'));
     const other = new SqliteDb(join(dir, 'hot.db'));
     try {
@@ -181,8 +182,8 @@ describe('SqliteStore (SQLite only)', () => {
       expect(busy()).toEqual({ keys: 5, connections: 4, policies: 4 });
       expect(readCount('other', 'keys')).toBe(1);
     } finally {
-      other.close();
-      db.close();
+      await other.close();
+      await db.close();
     }
   });
 
@@ -263,8 +264,83 @@ describe('SqliteStore (SQLite only)', () => {
       expect((await found())?.revokedAt).not.toBeNull();
     } finally {
       vi.useRealTimers();
-      other.close();
+      await other.close();
       await store.close();
     }
+  });
+
+  describe("a server's WAL checkpoints", () => {
+    /** Over SQLite's 1,000-page checkpoint: about 5 MB of WAL. */
+    const ENTRIES = 20_000;
+    const entries = () => Array.from({ length: ENTRIES }, (_, i) => auditEntry(`aud_${i}`));
+    const size = (file: string) => statSync(file).size;
+
+    it("are not made inside the server connection's commits", async () => {
+      const file = join(dir, 'server.db');
+      // A worker that would not checkpoint for an hour: only a commit could copy pages meanwhile.
+      const store = new SqliteStore(file, { backgroundCheckpoints: { everyMs: 3_600_000 } });
+      try {
+        await store.migrate();
+        const migrated = size(file);
+        await store.audit.append(entries());
+        expect(size(`${file}-wal`)).toBeGreaterThan(1_000 * 4_096);
+        expect(size(file)).toBe(migrated);
+      } finally {
+        await store.close();
+      }
+      // Closing checkpoints the rest and removes the WAL; nothing written is lost.
+      expect(existsSync(`${file}-wal`)).toBe(false);
+      const reopened = new SqliteStore(file);
+      try {
+        expect(await reopened.audit.list({ limit: ENTRIES + 1 })).toHaveLength(ENTRIES);
+      } finally {
+        await reopened.close();
+      }
+    });
+
+    it('are made by a worker while the server connection stays open', async () => {
+      const file = join(dir, 'server.db');
+      let copied = 0;
+      let reported: () => void = () => {};
+      const store = new SqliteStore(file, {
+        backgroundCheckpoints: {
+          everyMs: 20,
+          onCheckpoint: (pages) => {
+            copied += pages;
+            reported();
+          },
+        },
+      });
+      try {
+        await store.migrate();
+        const migrated = size(file);
+        await store.audit.append(entries());
+        // Only a checkpoint grows the file, and the connection makes none: each of the worker's
+        // that copied pages is reported once they are in the file.
+        const report = () => new Promise<void>((resolve) => (reported = resolve));
+        while (size(file) <= migrated) await report();
+        while (copied === 0) await report();
+        expect(await store.audit.list({ limit: ENTRIES + 1 })).toHaveLength(ENTRIES);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('fall back to the connection when the worker cannot run', async () => {
+      // A worker that cannot open its database ends at once: the owner is told, to checkpoint again.
+      let failed = false;
+      let told: () => void = () => {};
+      const telling = new Promise<void>((resolve) => (told = resolve));
+      const checkpointer = new Checkpointer(join(dir, 'missing.db'), {
+        onFailure: () => {
+          failed = true;
+          told();
+        },
+      });
+      await telling;
+      expect(failed).toBe(true);
+      // Closing it afterwards returns at once.
+      await checkpointer.close();
+    });
   });
 });
