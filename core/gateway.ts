@@ -262,7 +262,14 @@ export class Gateway {
       (error) => sink.log?.error({ err: error, code: 'TG_ERR_INTERNAL' }, 'bus delivery failed'),
       (error, dropped) =>
         sink.log?.error({ err: error, code: 'TG_AUDIT_WRITE_FAILED', dropped }, 'audit trail write failed'),
-      { server: true },
+      {
+        server: true,
+        onCheckpointFailure: (error) =>
+          sink.log?.error(
+            { err: error, code: 'TG_ERR_INTERNAL' },
+            "SQLite's checkpoint worker stopped; the server's connection checkpoints the WAL itself again",
+          ),
+      },
     );
     const gateway = new Gateway(
       options.config,

@@ -8,6 +8,8 @@ export interface OpenStoreOptions {
    * (sqlite/checkpointer.ts). A command's few writes leave it to SQLite.
    */
   server?: boolean;
+  /** A server's checkpoint worker stopped (`error`: why, when it said); SQLite checkpoints again. */
+  onCheckpointFailure?: (error: Error | undefined) => void;
 }
 
 /**
@@ -21,7 +23,13 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
   if (scheme === 'sqlite')
     return new SqliteStore(
       databaseUrl.slice('sqlite:'.length),
-      options.server ? { backgroundCheckpoints: {} } : {},
+      options.server
+        ? {
+            backgroundCheckpoints: options.onCheckpointFailure
+              ? { onFailure: options.onCheckpointFailure }
+              : {},
+          }
+        : {},
     );
   if (scheme === 'postgres' || scheme === 'postgresql') return new PostgresStore(databaseUrl);
   throw new Error(

@@ -13,12 +13,20 @@ const CHECKPOINT_MS = 1_000;
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
+// The driver's errors reach the owner as plain objects without their message: thrown as Errors.
+const sqlite = (work) => {
+  try {
+    return work();
+  } catch (error) {
+    throw new Error(String(error && error.message ? error.message : error));
+  }
+};
+const db = sqlite(() => new Database(workerData.file, { fileMustExist: true }));
 // The WAL's frames and how many are in the file: the same two again mean nothing was copied; fewer
 // frames than were copied before, a WAL started over.
 let last = { log: 0, checkpointed: 0 };
 const checkpoint = () => {
-  const [now] = db.pragma('wal_checkpoint(PASSIVE)');
+  const [now] = sqlite(() => db.pragma('wal_checkpoint(PASSIVE)'));
   const restarted = now.log < last.checkpointed;
   const copied = now.checkpointed - (restarted ? 0 : last.checkpointed);
   if (copied > 0) parentPort.postMessage(copied);
@@ -38,8 +46,11 @@ export interface CheckpointerOptions {
   everyMs?: number;
   /** Pages a checkpoint copied into the database file. */
   onCheckpoint?: (pages: number) => void;
-  /** The worker failed or stopped on its own: the connection must checkpoint again itself. */
-  onFailure: () => void;
+  /**
+   * The worker failed (`error`: why, when it said) or stopped on its own: the connection must
+   * checkpoint again itself.
+   */
+  onFailure: (error: Error | undefined) => void;
 }
 
 /**
@@ -68,10 +79,11 @@ export class Checkpointer {
     this.worker.unref();
     this.worker.on('message', (pages: number) => options.onCheckpoint?.(pages));
     // An error ends the worker too: 'exit' follows, so the failure is handled there, once.
-    this.worker.on('error', () => {});
+    let failure: Error | undefined;
+    this.worker.on('error', (error) => (failure = error));
     this.exited = new Promise((resolve) =>
       this.worker.once('exit', () => {
-        if (!this.closing) options.onFailure();
+        if (!this.closing) options.onFailure(failure);
         resolve();
       }),
     );

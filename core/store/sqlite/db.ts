@@ -46,7 +46,7 @@ export interface SqliteOptions {
    * The WAL checkpointed by a worker thread (checkpointer.ts) instead of inside the commits of this
    * connection: the server's choice; a command's few writes are left to SQLite.
    */
-  backgroundCheckpoints?: Omit<CheckpointerOptions, 'onFailure'>;
+  backgroundCheckpoints?: Partial<CheckpointerOptions>;
 }
 
 /** SQLite's default `wal_autocheckpoint`, in pages: what a connection goes back to without its worker. */
@@ -101,11 +101,13 @@ export class SqliteDb {
     this.db.pragma('synchronous = NORMAL');
     this.readDataVersion = this.db.prepare('PRAGMA data_version').pluck();
     if (options.backgroundCheckpoints && file !== ':memory:') {
+      const { onFailure, ...rest } = options.backgroundCheckpoints;
       this.db.pragma('wal_autocheckpoint = 0');
       this.checkpointer = new Checkpointer(file, {
-        ...options.backgroundCheckpoints,
-        onFailure: () => {
+        ...rest,
+        onFailure: (error) => {
           if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+          onFailure?.(error);
         },
       });
     }
