@@ -263,12 +263,13 @@ export class Gateway {
       (error, dropped) =>
         sink.log?.error({ err: error, code: 'TG_AUDIT_WRITE_FAILED', dropped }, 'audit trail write failed'),
       {
-        server: true,
-        onCheckpointFailure: (error) =>
-          sink.log?.error(
-            { err: error, code: 'TG_ERR_INTERNAL' },
-            "SQLite's checkpoint worker stopped; the server's connection checkpoints the WAL itself again",
-          ),
+        server: {
+          onCheckpointFailure: (error) =>
+            sink.log?.error(
+              { err: error, code: 'TG_ERR_INTERNAL' },
+              "SQLite's checkpoint worker stopped; the server's connection checkpoints the WAL itself again",
+            ),
+        },
       },
     );
     const gateway = new Gateway(

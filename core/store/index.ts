@@ -5,11 +5,10 @@ import type { Store } from './types.js';
 export interface OpenStoreOptions {
   /**
    * For a server: SQLite's WAL is checkpointed by a worker thread, not inside a request's commit
-   * (sqlite/checkpointer.ts). A command's few writes leave it to SQLite.
+   * (sqlite/checkpointer.ts); `onCheckpointFailure` is told when the worker stopped (`error`: why,
+   * when it said), and SQLite checkpoints again. A command's few writes leave it to SQLite.
    */
-  server?: boolean;
-  /** A server's checkpoint worker stopped (`error`: why, when it said); SQLite checkpoints again. */
-  onCheckpointFailure?: (error: Error | undefined) => void;
+  server?: { onCheckpointFailure: (error: Error | undefined) => void };
 }
 
 /**
@@ -23,13 +22,7 @@ export function openStore(databaseUrl: string, options: OpenStoreOptions = {}): 
   if (scheme === 'sqlite')
     return new SqliteStore(
       databaseUrl.slice('sqlite:'.length),
-      options.server
-        ? {
-            backgroundCheckpoints: options.onCheckpointFailure
-              ? { onFailure: options.onCheckpointFailure }
-              : {},
-          }
-        : {},
+      options.server ? { backgroundCheckpoints: { onFailure: options.server.onCheckpointFailure } } : {},
     );
   if (scheme === 'postgres' || scheme === 'postgresql') return new PostgresStore(databaseUrl);
   throw new Error(
