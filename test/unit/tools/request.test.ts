@@ -129,6 +129,26 @@ describe('path parameters', () => {
     expect(url).toBe(`${BASE}/repos/a%20b%2Fc%3Fd%23e%25f%26g/%21%27%28%29%2A%C3%A9/issues`);
   });
 
+  it('keeps unreserved characters as they are and percent-encodes every other ASCII character and every byte of the rest', () => {
+    const unreserved = /^[A-Za-z0-9\-._~]$/;
+    const characters = [
+      ...Array.from({ length: 0x80 }, (_, c) => String.fromCharCode(c)),
+      'é',
+      '\u2028',
+      '😀',
+    ];
+    for (const character of characters) {
+      // Between unreserved characters, so that the value is no dot segment and none is empty.
+      const { url } = build(repo, { owner: `a${character}z`, repo_name: 'r' });
+      const expected = unreserved.test(character)
+        ? character
+        : [...Buffer.from(character)]
+            .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)
+            .join('');
+      expect(url, JSON.stringify(character)).toBe(`${BASE}/repos/a${expected}z/r/issues`);
+    }
+  });
+
   it('stringifies numbers and booleans', () => {
     const p = plan([{ arg: 'id', name: 'id', in: 'path', required: true }], { path: '/items/{id}' });
     expect(build(p, { id: 42 }).url).toBe(`${BASE}/items/42`);
