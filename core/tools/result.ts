@@ -96,7 +96,9 @@ export function responseResult(
     shown = kept;
   }
 
-  const result: CallToolResult = { content: [{ type: 'text', text: [shown, ...notes].join('\n\n') }] };
+  // Most results have no note: their text is the shown one itself, no array joined.
+  const joined = notes.length === 0 ? shown : [shown, ...notes].join('\n\n');
+  const result: CallToolResult = { content: [{ type: 'text', text: joined }] };
   // Once a tool declares an outputSchema, MCP requires structuredContent on success (clients check).
   const structured = tool.outputSchema !== undefined && isJson ? parseJsonText(body) : undefined;
   if (structured !== undefined && isRecord(structured.value)) result.structuredContent = structured.value;

@@ -1,4 +1,4 @@
-import type { ConnectionState, Scope } from '../../domain.js';
+import { type ConnectionState, type Scope, scopeKey } from '../../domain.js';
 import { newId } from '../ids.js';
 import {
   CONNECTION_SELECT,
@@ -22,10 +22,11 @@ import { SCOPE_MATCH, type SqliteDb } from './db.js';
 /**
  * The key a scope's connection to `provider` is kept under among the hot rows (db.ts, hotRead). Each
  * write below changes that one row at most, and drops it alone (runOnRow): a reconnect or a token
- * refresh of one scope leaves every other scope's connection in memory.
+ * refresh of one scope leaves every other scope's connection in memory. Built on every tool call:
+ * one template, no array joined.
  */
 function hotKey(scope: Scope, provider: string): string {
-  return `${scopeColumns(scope).join('\u0000')}\u0000${provider}`;
+  return `${scopeKey(scope)}\u0000${provider}`;
 }
 
 /** Targets the connection of a scope (bind provider, then {@link scopeColumns}). */
