@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Awaitable } from '../awaitable.js';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
@@ -87,15 +88,32 @@ export class KeyService {
     return { key, record };
   }
 
-  /** The active key record for a raw key, or a GatewayError saying why it is refused. */
-  async verify(key: string | undefined): Promise<ApiKeyRecord> {
+  /**
+   * The active key record for a raw key, or a GatewayError saying why it is refused (a rejection).
+   * A key seen before whose record the store holds in memory, nearly every request's, is answered
+   * at once (core/awaitable.ts).
+   */
+  verify(key: string | undefined): Awaitable<ApiKeyRecord> {
+    const remembered = key === undefined ? undefined : this.hashes.get(key);
+    if (remembered === undefined) return this.lookUp(key);
+    const found = this.store.keys.findByHash(remembered.version, remembered.hash);
+    if (found instanceof Promise || found === undefined || found.revokedAt !== null)
+      return this.recheck(key!, found);
+    this.touch(found.id);
+    return found;
+  }
+
+  /** {@link verify} of a remembered key, the long way: its record awaited, or the key looked up afresh. */
+  private async recheck(key: string, found: Awaitable<ApiKeyRecord | undefined>): Promise<ApiKeyRecord> {
+    const record = await found;
+    if (record) return this.active(record);
+    this.hashes.delete(key);
+    return this.lookUp(key);
+  }
+
+  /** {@link verify} of a key not remembered: hashed under each secret, newest first, and looked up. */
+  private async lookUp(key: string | undefined): Promise<ApiKeyRecord> {
     if (key === undefined || key === '') throw new GatewayError('TG_ERR_KEY_MISSING');
-    const remembered = this.hashes.get(key);
-    if (remembered) {
-      const record = await this.store.keys.findByHash(remembered.version, remembered.hash);
-      if (record) return this.active(record);
-      this.hashes.delete(key);
-    }
     if (!isWellFormedApiKey(key)) throw new GatewayError('TG_ERR_KEY_MALFORMED');
     for (const { version, secret } of this.secrets) {
       const hash = hashApiKey(key, secret);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Awaitable } from '../awaitable.js';
 import type { ProviderEntry } from '../catalog/types.js';
 import type { Bus } from '../coordination/bus.js';
 import type { Config } from '../config.js';
@@ -100,12 +101,27 @@ export class ConnectionService {
    * The connection and its opened credentials, for a call in this scope; `fresh`: as the database
    * has it now, never from a read cache (see ConnectionStore.get).
    */
-  async access(
+  access(
     scope: Scope,
     provider: string,
     options?: { fresh: boolean },
+  ): Awaitable<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
+    const found = this.deps.store.connections.get(scope, provider, options);
+    // Nearly every call: the store's record at hand, its credentials opened before.
+    if (!(found instanceof Promise) && found !== undefined) {
+      const known = this.openedRecords.get(found);
+      if (known) return { record: found, access: known };
+    }
+    return this.open(scope, provider, found);
+  }
+
+  /** {@link access} the long way: the record awaited, its credentials opened unless opened before. */
+  private async open(
+    scope: Scope,
+    provider: string,
+    found: Awaitable<ConnectionRecord | undefined>,
   ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
-    const record = await this.deps.store.connections.get(scope, provider, options);
+    const record = await found;
     if (!record) return undefined;
     const known = this.openedRecords.get(record);
     if (known) return { record, access: known };

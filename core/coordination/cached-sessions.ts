@@ -1,3 +1,4 @@
+import type { Awaitable } from '../awaitable.js';
 import type { Bus } from './bus.js';
 import { Evictions, ReadCache } from './read-cache.js';
 import type { SessionChanges, SessionRecord, SessionStore } from './sessions.js';
@@ -31,7 +32,7 @@ export class CachedSessionStore implements SessionStore {
     });
   }
 
-  get(id: string): Promise<SessionRecord | undefined> {
+  get(id: string): Awaitable<SessionRecord | undefined> {
     return this.records.get(
       id,
       async () => {

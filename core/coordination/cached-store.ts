@@ -1,3 +1,4 @@
+import { andThen } from '../awaitable.js';
 import { scopeKey, type ConnectionState, type Scope } from '../domain.js';
 import type {
   ApiKeyRecord,
@@ -184,17 +185,18 @@ export class CachedStore implements Store {
 
   private cachedPolicies(policies: PolicyStore): PolicyStore {
     return {
-      get: async (clientId, orgId) =>
-        (
-          await this.policyRecords.get(
+      get: (clientId, orgId) =>
+        andThen(
+          this.policyRecords.get(
             `${clientId}\u0000${orgId ?? ''}`,
             async () => {
               const record = await policies.get(clientId, orgId);
               return Object.freeze({ record: record && frozen(record) });
             },
             () => policyTag(clientId),
-          )
-        )?.record,
+          ),
+          (kept) => kept?.record,
+        ),
       set: (policy) => this.evictions.after([policyTag(policy.clientId)], () => policies.set(policy)),
       delete: (clientId, orgId) =>
         this.evictions.after([policyTag(clientId)], () => policies.delete(clientId, orgId)),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Awaitable } from '../awaitable.js';
 import type { Bus } from './bus.js';
 
 interface Entry<V> {
@@ -29,12 +30,15 @@ export class ReadCache<V> {
     private readonly ttlMs: number,
   ) {}
 
-  /** The value under `key`, from memory or else from `load` (kept under `tagOf(value)`; misses are not kept). */
-  async get(
+  /**
+   * The value under `key`: from memory at once (no promise), else from `load` (kept under
+   * `tagOf(value)`; misses are not kept).
+   */
+  get(
     key: string,
     load: () => Promise<V | undefined>,
     tagOf: (value: V) => string,
-  ): Promise<V | undefined> {
+  ): Awaitable<V | undefined> {
     const continuity = this.bus.continuity();
     const entry = this.entries.get(key);
     if (entry !== undefined) {
@@ -46,6 +50,15 @@ export class ReadCache<V> {
       }
       this.remove(key, entry.tag);
     }
+    return this.load(key, load, tagOf, continuity);
+  }
+
+  private async load(
+    key: string,
+    load: () => Promise<V | undefined>,
+    tagOf: (value: V) => string,
+    continuity: number | undefined,
+  ): Promise<V | undefined> {
     const generation = this.generation;
     const value = await load();
     if (

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Awaitable } from '../awaitable.js';
 import type { Scope, ToolSurface } from '../domain.js';
 
 /**
@@ -32,7 +33,8 @@ export type SessionChanges = Partial<Pick<SessionRecord, 'protocolVersion' | 'la
 export interface SessionStore {
   /** Stores `record`, replacing a session of the same id. */
   create(record: SessionRecord): Promise<void>;
-  get(id: string): Promise<SessionRecord | undefined>;
+  /** Asked on every request of a session: answered at once where the store holds it in memory. */
+  get(id: string): Awaitable<SessionRecord | undefined>;
   /** Changes a stored session; does nothing when there is none of that id (it ended meanwhile). */
   update(id: string, changes: SessionChanges): Promise<void>;
   /** Removes a session; does nothing when there is none. */
@@ -61,9 +63,9 @@ export class MemorySessionStore implements SessionStore {
     return Promise.resolve();
   }
 
-  get(id: string): Promise<SessionRecord | undefined> {
+  get(id: string): SessionRecord | undefined {
     const record = this.sessions.get(id);
-    return Promise.resolve(record && copy(record));
+    return record && copy(record);
   }
 
   update(id: string, changes: SessionChanges): Promise<void> {

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { andThen, attempt, type Awaitable } from '../awaitable.js';
 import { ACCESS_TOKEN_PREFIX, type FrontDoor } from '../auth/front-door/index.js';
 import { keyFromHeaders, type KeyService } from '../auth/key-service.js';
 import { resolveScope } from '../auth/scope.js';
@@ -26,24 +27,35 @@ export interface AuthenticateDeps {
  * token (issue 14) acts exactly as its key with the scope chosen at sign-in: URL parameters may
  * repeat that scope but never move it.
  */
-export async function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Promise<Caller> {
-  const presented = keyFromHeaders(request.headers);
-  const query = request.query as Record<string, unknown>;
-  const asked = { user_id: query.user_id, org_id: query.org_id };
-  const surface = surfaceChoice(query.tools);
-  if (presented?.startsWith(ACCESS_TOKEN_PREFIX)) {
-    const { key, scope, mode, grantId } = await deps.frontDoor.verify(presented, deps.keyRecords);
-    if (
-      (asked.user_id !== undefined || asked.org_id !== undefined) &&
-      scopeKey(resolveScope(key, asked).scope) !== scopeKey(scope)
-    ) {
-      throw new GatewayError('TG_ERR_TOKEN_SCOPE_MISMATCH');
-    }
-    return { ...callerOf(key, scope, mode, surface), grantId };
+export function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Awaitable<Caller> {
+  return attempt(() => {
+    const presented = keyFromHeaders(request.headers);
+    const query = request.query as Record<string, unknown>;
+    const asked = { user_id: query.user_id, org_id: query.org_id };
+    const surface = surfaceChoice(query.tools);
+    if (presented?.startsWith(ACCESS_TOKEN_PREFIX)) return viaFrontDoor(presented, asked, surface, deps);
+    // A known key's record is at hand on nearly every request: the caller is too (core/awaitable.ts).
+    return andThen(deps.keys.verify(presented), (record) => {
+      const { scope, mode } = resolveScope(record, asked);
+      return callerOf(record, scope, mode, surface);
+    });
+  });
+}
+
+async function viaFrontDoor(
+  token: string,
+  asked: { user_id: unknown; org_id: unknown },
+  surface: SurfaceChoice,
+  deps: AuthenticateDeps,
+): Promise<Caller> {
+  const { key, scope, mode, grantId } = await deps.frontDoor.verify(token, deps.keyRecords);
+  if (
+    (asked.user_id !== undefined || asked.org_id !== undefined) &&
+    scopeKey(resolveScope(key, asked).scope) !== scopeKey(scope)
+  ) {
+    throw new GatewayError('TG_ERR_TOKEN_SCOPE_MISMATCH');
   }
-  const record = await deps.keys.verify(presented);
-  const { scope, mode } = resolveScope(record, asked);
-  return callerOf(record, scope, mode, surface);
+  return { ...callerOf(key, scope, mode, surface), grantId };
 }
 
 function callerOf(key: ApiKeyRecord, scope: Scope, mode: ScopeMode, surface: SurfaceChoice): Caller {

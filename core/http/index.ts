@@ -54,10 +54,14 @@ export function registerRoutes(app: FastifyInstance, deps: RoutesDeps): void {
   const { frontDoor, keys } = deps;
   const keyRecords = store.keys;
   mcpRoutes(app, {
-    authenticate: (request) =>
-      authenticate(request, { keys, frontDoor, keyRecords }).catch((error: unknown) => {
-        throw withChallenge(error, request, frontDoor.resourceMetadataUrl);
-      }),
+    authenticate: (request) => {
+      const caller = authenticate(request, { keys, frontDoor, keyRecords });
+      return caller instanceof Promise
+        ? caller.catch((error: unknown) => {
+            throw withChallenge(error, request, frontDoor.resourceMetadataUrl);
+          })
+        : caller;
+    },
     guardHost,
     transports: deps.transports,
     telemetry: deps.telemetry,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Awaitable } from '../awaitable.js';
 import type { Caller } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { McpExchange, type Transport } from '../mcp/index.js';
@@ -12,7 +13,8 @@ declare module 'fastify' {
 }
 
 export interface McpRoutesDeps {
-  authenticate: (request: FastifyRequest) => Promise<Caller>;
+  /** The caller, or a rejection saying why the request is refused (never a synchronous throw). */
+  authenticate: (request: FastifyRequest) => Awaitable<Caller>;
   guardHost: (request: FastifyRequest) => void;
   /** Asked in order; the first that accepts an exchange serves it. */
   transports: readonly Transport[];
@@ -85,16 +87,24 @@ export function mcpRoutes(app: FastifyInstance, deps: McpRoutesDeps): void {
     // Before the body is read: an unauthenticated caller never gets a body parsed. A callback hook:
     // an async one is a promise more per request, which Fastify then awaits.
     mcp.addHook('onRequest', (request, _reply, done) => {
+      let caller: Awaitable<Caller>;
       try {
         deps.guardHost(request);
+        caller = deps.authenticate(request);
       } catch (error) {
         done(error as Error);
         return;
       }
-      deps.authenticate(request).then((caller) => {
-        request.caller = caller;
-        done();
-      }, done);
+      // A known key (nearly every request) is verified at once: the hook ends without a promise.
+      if (caller instanceof Promise) {
+        caller.then((verified) => {
+          request.caller = verified;
+          done();
+        }, done);
+        return;
+      }
+      request.caller = caller;
+      done();
     });
 
     const serve =

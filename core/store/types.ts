@@ -1,10 +1,14 @@
+import type { Awaitable } from '../awaitable.js';
 import type { ConnectionState, KeyType, Scope, SurfaceChoice } from '../domain.js';
 
 /**
  * The storage ports: one per aggregate, gathered in {@link Store}. store/index.ts picks the
  * implementation from TOOLGATE_DATABASE_URL; test/unit/store/ is the contract every implementation
  * passes. The contract, for every implementation:
- * - Every method is async and reports failure by rejecting, never by throwing synchronously.
+ * - Every method is async and reports failure by rejecting, never by throwing synchronously. The
+ *   three reads of every tool call (`keys.findByHash`, `connections.get`, `policies.get`) may
+ *   instead answer with the value itself when they hold it in memory (core/awaitable.ts); they too
+ *   fail only by rejecting.
  * - Every method that reads or writes per-scope data takes the scope; there is no "current user".
  * - A write committed by any process (another replica, the CLI) is seen by the next read of any
  *   process. An implementation may answer from memory only while it can prove nothing changed.
@@ -234,7 +238,7 @@ export interface KeyStore {
    * The key stored under this hash (any status), or undefined. Asked on every request: a
    * revocation committed by any process is seen by the next call.
    */
-  findByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined>;
+  findByHash(hashVersion: number, hash: string): Awaitable<ApiKeyRecord | undefined>;
   get(id: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
   /** Marks a key revoked; returns false when it does not exist or was revoked already. */
@@ -272,7 +276,7 @@ export interface ConnectionStore {
    * database itself, for a reader that must see every committed write (a token refresh under its
    * connection's lock decides from it whether another process refreshed already).
    */
-  get(scope: Scope, provider: string, options?: { fresh?: boolean }): Promise<ConnectionRecord | undefined>;
+  get(scope: Scope, provider: string, options?: { fresh?: boolean }): Awaitable<ConnectionRecord | undefined>;
   /**
    * Inserts the scope's connection to `connection.provider`, or replaces the existing one whole
    * (id, credentials and all) in one statement: a reconnect never leaves a mix of old and new.
@@ -339,7 +343,7 @@ export interface PolicyStore {
    * The policy of a client (`orgId` null) or of one of its organizations. Asked on every request, so
    * a deployment of several processes answers it from its read cache (coordination/cached-store.ts).
    */
-  get(clientId: string, orgId: string | null): Promise<ToolPolicyRecord | undefined>;
+  get(clientId: string, orgId: string | null): Awaitable<ToolPolicyRecord | undefined>;
   /** Inserts the policy, or replaces the one of the same client and organization whole. */
   set(policy: NewToolPolicy): Promise<void>;
   /** Deletes the policy; false when there was none. */

@@ -5,6 +5,7 @@
  * connect_provider) asks the caller's {@link ToolVisibility}, so a hidden tool is neither listed,
  * searched nor callable, and a provider all of whose tools are hidden is not in the catalog.
  */
+import { andThen, type Awaitable } from '../awaitable.js';
 import type { CompiledTool, ProviderEntry } from '../catalog/types.js';
 import type { Caller, Scope, SurfaceChoice } from '../domain.js';
 import type { PolicyStore, ToolPolicyRecord } from '../store/types.js';
@@ -64,18 +65,23 @@ export class ToolVisibility {
 }
 
 /** How the tools find a caller's visibility (tools/index.ts: from the store's policies). */
-export type VisibilityOf = (caller: Caller) => Promise<ToolVisibility>;
+export type VisibilityOf = (caller: Caller) => Awaitable<ToolVisibility>;
 
 /** The visibility of a caller without policies (most of them, on every call): shared, immutable. */
 const EVERYTHING = new ToolVisibility([]);
 
-/** The caller's visibility: its client's policy, and its organization's in 3-level scopes. */
-export async function visibilityOf(policies: PolicyStore, scope: Scope): Promise<ToolVisibility> {
-  // Solo and 2-level scopes (most calls) await their one read without a Promise.all around it.
-  const [client, org] =
-    scope.orgId === null
-      ? [await policies.get(scope.clientId, null), undefined]
-      : await Promise.all([policies.get(scope.clientId, null), policies.get(scope.clientId, scope.orgId)]);
+/**
+ * The caller's visibility: its client's policy, and its organization's in 3-level scopes. Solo and
+ * 2-level scopes (most calls) read one policy, answered at once while the store holds it in memory.
+ */
+export function visibilityOf(policies: PolicyStore, scope: Scope): Awaitable<ToolVisibility> {
+  if (scope.orgId === null) return andThen(policies.get(scope.clientId, null), visibility);
+  return Promise.all([policies.get(scope.clientId, null), policies.get(scope.clientId, scope.orgId)]).then(
+    ([client, org]) => visibility(client, org),
+  );
+}
+
+function visibility(client: ToolPolicyRecord | undefined, org?: ToolPolicyRecord): ToolVisibility {
   if (client === undefined && org === undefined) return EVERYTHING;
   return new ToolVisibility([client, org].filter((p) => p !== undefined));
 }

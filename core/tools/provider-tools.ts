@@ -131,7 +131,9 @@ export function providerToolRunner(
     if (provider.auth.kind === 'none') return run(caller, provider, tool, args, NO_ACCESS, signal, observed);
     let found: Awaited<ReturnType<ConnectionService['access']>>;
     try {
-      found = await connections.access(caller.scope, provider.id);
+      // Awaited only when the connection is not at hand (core/awaitable.ts).
+      const access = connections.access(caller.scope, provider.id);
+      found = access instanceof Promise ? await access : access;
     } catch {
       // A sealed credential that no longer opens (wrong master key, a row moved by hand) is unusable.
       return textResult(

@@ -248,8 +248,11 @@ export class ToolService {
     observed: CallObservation,
   ): Promise<CallToolResult> {
     const provider = tool && catalog.providers.get(tool.provider);
+    // Awaited only when the store does not have the caller's policy at hand (core/awaitable.ts).
+    const visible = provider && this.deps.visibility(caller);
+    const visibility = visible instanceof Promise ? await visible : visible;
     // A tool the caller's policy hides answers exactly as one that does not exist.
-    if (!tool || !provider || !(await this.deps.visibility(caller)).shows(tool)) {
+    if (!tool || !provider || !visibility?.shows(tool)) {
       throw new ToolCallError(
         INVALID_PARAMS,
         `Unknown tool: ${name}. Find tools with search_tools or tools/list, or a provider to connect with list_providers.`,

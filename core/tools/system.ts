@@ -328,7 +328,7 @@ function disconnectProvider(deps: SystemToolDeps): SystemTool {
       // Read the credential before deleting it: an OAuth2 token is revoked at the provider after.
       const found =
         provider?.auth.kind === 'oauth2'
-          ? await deps.connections.access(caller.scope, id).catch(() => undefined)
+          ? await Promise.resolve(deps.connections.access(caller.scope, id)).catch(() => undefined)
           : undefined;
       const removed = await deps.connections.disconnect(caller.scope, id);
       if (removed && provider && found) await deps.oauth.tokens.revoke(provider, found.record, found.access);

@@ -30,6 +30,7 @@ const LAYERS: readonly Room[] = [
         'core/keyring.ts',
         'core/lru.ts',
         'core/json.ts',
+        'core/awaitable.ts',
       ].includes(f),
   },
   // Metrics and traces: observed from every layer above, importing none of them.

@@ -32,7 +32,8 @@ export async function ownedSession(
   caller: Caller,
   transport: SessionRecord['transport'],
 ): Promise<SessionRecord> {
-  const session = await deps.sessions.get(id);
+  const found = deps.sessions.get(id);
+  const session = found instanceof Promise ? await found : found;
   if (
     !session ||
     session.transport !== transport ||

@@ -17,6 +17,7 @@ import type {
   ExpiringConnection,
   NewConnection,
 } from '../types.js';
+import { attempt, type Awaitable } from '../../awaitable.js';
 import { SCOPE_MATCH, type SqliteDb } from './db.js';
 
 /**
@@ -44,18 +45,20 @@ export class SqliteConnections implements ConnectionStore {
       .map(connectionRecord);
   }
 
-  async get(scope: Scope, provider: string): Promise<ConnectionRecord | undefined> {
-    return this.sql.hotRead('connections', hotKey(scope, provider), () => {
-      const row = this.sql.one<ConnectionRow>(
-        `${CONNECTION_SELECT} WHERE ${SCOPE_MATCH} AND c.provider = ?`,
-        ...scopeColumns(scope),
-        provider,
-      );
-      if (!row) return undefined;
-      const record = connectionRecord(row);
-      Object.freeze(record.fields);
-      return record;
-    });
+  get(scope: Scope, provider: string): Awaitable<ConnectionRecord | undefined> {
+    return attempt(() =>
+      this.sql.hotRead('connections', hotKey(scope, provider), () => {
+        const row = this.sql.one<ConnectionRow>(
+          `${CONNECTION_SELECT} WHERE ${SCOPE_MATCH} AND c.provider = ?`,
+          ...scopeColumns(scope),
+          provider,
+        );
+        if (!row) return undefined;
+        const record = connectionRecord(row);
+        Object.freeze(record.fields);
+        return record;
+      }),
+    );
   }
 
   async put(scope: Scope, c: NewConnection): Promise<void> {

@@ -1,6 +1,7 @@
 import { newId } from '../ids.js';
 import { CLIENT_SELECT, KEY_SELECT, keyRecord, type KeyRow } from '../rows.js';
 import type { ApiKeyRecord, ClientRecord, HashSecretRecord, KeyStore, NewApiKey } from '../types.js';
+import { attempt, type Awaitable } from '../../awaitable.js';
 import type { SqliteDb } from './db.js';
 
 export class SqliteKeys implements KeyStore {
@@ -51,20 +52,22 @@ export class SqliteKeys implements KeyStore {
     );
   }
 
-  async findByHash(hashVersion: number, hash: string): Promise<ApiKeyRecord | undefined> {
-    const read = (): { hashVersion: number; record: ApiKeyRecord } | undefined => {
-      const row = this.sql.one<KeyRow>(
-        `${KEY_SELECT} WHERE k.hash_version = ? AND k.hash = ?`,
-        hashVersion,
-        hash,
-      );
-      return row && { hashVersion, record: keyRecord(row) };
-    };
-    // Kept under the hash alone, its version beside it: the key service asks with the hash string
-    // it keeps, so the lookup builds no key (db.ts, HotTable).
-    const hot = this.sql.hotRead('keys', hash, read);
-    if (hot === undefined || hot.hashVersion === hashVersion) return hot?.record;
-    return read()?.record;
+  findByHash(hashVersion: number, hash: string): Awaitable<ApiKeyRecord | undefined> {
+    return attempt(() => {
+      const read = (): { hashVersion: number; record: ApiKeyRecord } | undefined => {
+        const row = this.sql.one<KeyRow>(
+          `${KEY_SELECT} WHERE k.hash_version = ? AND k.hash = ?`,
+          hashVersion,
+          hash,
+        );
+        return row && { hashVersion, record: keyRecord(row) };
+      };
+      // Kept under the hash alone, its version beside it: the key service asks with the hash string
+      // it keeps, so the lookup builds no key (db.ts, HotTable).
+      const hot = this.sql.hotRead('keys', hash, read);
+      if (hot === undefined || hot.hashVersion === hashVersion) return hot?.record;
+      return read()?.record;
+    });
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {

@@ -111,6 +111,9 @@ describe('CachedStore on PostgreSQL and Redis', () => {
     const one = await process();
     await one.connections.put(SCOPE, connection('sealed-1'));
     expect(await credentialsOf(one)).toBe('sealed-1');
+    // From memory, the record itself at once: nothing for a tool call to await (core/awaitable.ts).
+    const repeated = one.connections.get(SCOPE, 'github');
+    expect(repeated instanceof Promise ? 'a promise' : repeated?.credentials).toBe('sealed-1');
     await writeBehind('sealed-by-hand');
     expect(await credentialsOf(one)).toBe('sealed-1');
     expect(await credentialsOf(one, true)).toBe('sealed-by-hand');

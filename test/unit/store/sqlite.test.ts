@@ -216,7 +216,8 @@ describe('SqliteStore (SQLite only)', () => {
       ).toBe(true);
       expect(await store.connections.delete(scope('u3'), 'github')).toBe(true);
       await store.connections.put(scope('u4'), stored('u4'));
-      expect(await read('u2')).toBe(u2);
+      // Answered at once, with no promise for a tool call to await (core/awaitable.ts).
+      expect(read('u2')).toBe(u2);
       expect((await read('u1'))?.credentials).toBe('sealed-u1-refreshed');
       expect(await read('u1')).not.toBe(u1);
       expect(await read('u3')).toBeUndefined();
