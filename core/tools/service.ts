@@ -238,7 +238,12 @@ export class ToolService {
     }
   }
 
-  private async runProviderTool(
+  /**
+   * Checks and runs a provider tool. Not async: with the caller's policy at hand (core/awaitable.ts)
+   * the runner's promise is the call's own; `call` awaits it inside its try, where a throw here
+   * (an unknown tool, invalid arguments) lands as a rejection would.
+   */
+  private runProviderTool(
     caller: Caller,
     name: string,
     catalog: CatalogSnapshot,
@@ -248,24 +253,25 @@ export class ToolService {
     observed: CallObservation,
   ): Promise<CallToolResult> {
     const provider = tool && catalog.providers.get(tool.provider);
-    // Awaited only when the store does not have the caller's policy at hand (core/awaitable.ts).
     const visible = provider && this.deps.visibility(caller);
-    const visibility = visible instanceof Promise ? await visible : visible;
-    // A tool the caller's policy hides answers exactly as one that does not exist.
-    if (!tool || !provider || !visibility?.shows(tool)) {
-      throw new ToolCallError(
-        INVALID_PARAMS,
-        `Unknown tool: ${name}. Find tools with search_tools or tools/list, or a provider to connect with list_providers.`,
+    const run = (visibility: ToolVisibility | undefined): Promise<CallToolResult> => {
+      // A tool the caller's policy hides answers exactly as one that does not exist.
+      if (!tool || !provider || !visibility?.shows(tool)) {
+        throw new ToolCallError(
+          INVALID_PARAMS,
+          `Unknown tool: ${name}. Find tools with search_tools or tools/list, or a provider to connect with list_providers.`,
+        );
+      }
+      return this.deps.runProviderTool(
+        caller,
+        provider,
+        tool,
+        this.check(name, tool.inputSchema, args),
+        context.signal,
+        observed,
       );
-    }
-    return await this.deps.runProviderTool(
-      caller,
-      provider,
-      tool,
-      this.check(name, tool.inputSchema, args),
-      context.signal,
-      observed,
-    );
+    };
+    return visible instanceof Promise ? visible.then(run) : run(visible);
   }
 
   private check(name: string, schema: JsonSchema, args: unknown): Record<string, unknown> {

@@ -159,27 +159,11 @@ export class ProviderClient {
       plugin?: ProviderPlugin | undefined;
     },
   ): Promise<OutboundResponse> {
-    const attempt = async (current: ProviderAccess): Promise<OutboundResponse> => {
-      const request = this.authorize(provider, unsigned, current);
-      if (options.plugin?.onRequest) {
-        const outgoing = {
-          method: request.method,
-          url: new URL(request.url),
-          headers: request.headers,
-          ...(request.body !== undefined ? { body: request.body } : {}),
-        };
-        await options.plugin.onRequest(
-          outgoing,
-          this.pluginContext(provider, options.plugin, current, options.signal),
-        );
-        request.url = outgoing.url.toString();
-        if (outgoing.body === undefined) delete request.body;
-        else request.body = outgoing.body;
-      }
+    const send = (request: UpstreamRequest): Promise<OutboundResponse> =>
       // Every field present, absent ones undefined: one shape for every provider request, so the
       // outbound client's reads of it stay cheap (spread objects of varying shapes made them
       // megamorphic, ~1 % of a tools/call's instructions; scripts/bench under callgrind).
-      return await this.deps.telemetry.upstreamCall(provider.id, request, () =>
+      this.deps.telemetry.upstreamCall(provider.id, request, () =>
         this.deps.outbound.send({
           method: request.method,
           url: request.url,
@@ -190,10 +174,38 @@ export class ProviderClient {
           signal: options.signal,
         }),
       );
+    // Not async where no plugin hook runs (nearly every call): the send's own promise is awaited
+    // below, without an async frame around it; a throw here lands in this async method as a rejection.
+    const attempt = (current: ProviderAccess): Promise<OutboundResponse> => {
+      const request = this.authorize(provider, unsigned, current);
+      return options.plugin?.onRequest
+        ? this.hooked(provider, options.plugin, request, current, options.signal).then(send)
+        : send(request);
     };
     const response = await attempt(access);
     if (response.status !== 401 || !access.renew) return response;
     return attempt(await access.renew());
+  }
+
+  /** `request` as the plugin's request hook leaves it (its URL and body may change). */
+  private async hooked(
+    provider: ProviderEntry,
+    plugin: ProviderPlugin,
+    request: UpstreamRequest,
+    access: ProviderAccess,
+    signal: AbortSignal | undefined,
+  ): Promise<UpstreamRequest> {
+    const outgoing = {
+      method: request.method,
+      url: new URL(request.url),
+      headers: request.headers,
+      ...(request.body !== undefined ? { body: request.body } : {}),
+    };
+    await plugin.onRequest?.(outgoing, this.pluginContext(provider, plugin, access, signal));
+    request.url = outgoing.url.toString();
+    if (outgoing.body === undefined) delete request.body;
+    else request.body = outgoing.body;
+    return request;
   }
 
   /**

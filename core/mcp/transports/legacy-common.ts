@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { andThen, type Awaitable } from '../../awaitable.js';
 import { GatewayError } from '../../errors.js';
 import type { ToolService } from '../../tools/service.js';
 import type { CallContext } from '../../tools/types.js';
@@ -26,25 +27,26 @@ const TOUCH_INTERVAL_MS = 30_000;
  * client's key, or from another scope, is answered exactly like an unknown one (404): it is never
  * served and its existence is not revealed.
  */
-export async function ownedSession(
+export function ownedSession(
   deps: LegacyDeps,
   id: string,
   caller: Caller,
   transport: SessionRecord['transport'],
-): Promise<SessionRecord> {
-  const found = deps.sessions.get(id);
-  const session = found instanceof Promise ? await found : found;
-  if (
-    !session ||
-    session.transport !== transport ||
-    session.clientId !== caller.clientId ||
-    session.scopeKey !== caller.scopeKey
-  ) {
-    throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
-  }
-  const now = Date.now();
-  if (now - session.lastSeenAt > TOUCH_INTERVAL_MS) await deps.sessions.update(id, { lastSeenAt: now });
-  return session;
+): Awaitable<SessionRecord> {
+  // At once while the session store holds the record (core/awaitable.ts): every request of a session.
+  return andThen(deps.sessions.get(id), (session) => {
+    if (
+      !session ||
+      session.transport !== transport ||
+      session.clientId !== caller.clientId ||
+      session.scopeKey !== caller.scopeKey
+    ) {
+      throw new GatewayError('TG_ERR_SESSION_NOT_FOUND');
+    }
+    const now = Date.now();
+    if (now - session.lastSeenAt <= TOUCH_INTERVAL_MS) return session;
+    return deps.sessions.update(id, { lastSeenAt: now }).then(() => session);
+  });
 }
 
 /** Splits a POSTed body into JSON-RPC messages; a body that is not JSON-RPC is a 400. */

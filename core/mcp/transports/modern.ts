@@ -170,10 +170,12 @@ export class ModernTransport implements Transport {
     return exchange.path === 'endpoint' && exchange.method === 'POST' && exchange.route().kind !== 'legacy';
   }
 
-  async post(exchange: McpExchange): Promise<void> {
+  // Not async: the caller awaits serve's own promise (an async frame around it is a promise and a
+  // tick more per request); a throw before it reaches the route's async handler, as a rejection would.
+  post(exchange: McpExchange): Promise<void> {
     const { request, reply, caller } = exchange;
     const route = exchange.route();
-    if (route.kind === 'modern') return await this.serve(request, reply, caller, route);
+    if (route.kind === 'modern') return this.serve(request, reply, caller, route);
     // A rejection (bad headers, a malformed envelope): the SDK writes the error answer.
     return this.forward(this.sharedHandler, request, reply, caller);
   }

@@ -78,8 +78,9 @@ export class StreamableTransport implements Transport {
     }
     // Without a session id the request is served statelessly (clients that never initialize);
     // with one, it must be a live session of this caller.
-    const session =
-      sessionId !== undefined ? await ownedSession(this.deps, sessionId, caller, 'streamable') : undefined;
+    const owned =
+      sessionId !== undefined ? ownedSession(this.deps, sessionId, caller, 'streamable') : undefined;
+    const session = owned instanceof Promise ? await owned : owned;
     const requests = messages.filter(isRequest);
     if (requests.length === 0) return reply.code(202).send();
     const context = session?.elicitUrl ? this.elicitation(session.id) : {};
