@@ -26,6 +26,7 @@ export default tseslint.config(
   {
     // The SQLite driver is synchronous; its ports are `async` on purpose, so that a driver error
     // rejects the returned promise instead of throwing past the caller's `.catch` (store/types.ts).
+    // The reads of every tool call answer with the value itself, through `attempt` (core/awaitable.ts).
     files: ['core/store/sqlite/**'],
     rules: { '@typescript-eslint/require-await': 'off' },
   },
