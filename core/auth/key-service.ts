@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Awaitable } from '../awaitable.js';
+import { andThen, type Awaitable } from '../awaitable.js';
 import type { Bus } from '../coordination/bus.js';
 import { GatewayError } from '../errors.js';
 import type { Keyring } from '../keyring.js';
@@ -96,19 +96,11 @@ export class KeyService {
   verify(key: string | undefined): Awaitable<ApiKeyRecord> {
     const remembered = key === undefined ? undefined : this.hashes.get(key);
     if (remembered === undefined) return this.lookUp(key);
-    const found = this.store.keys.findByHash(remembered.version, remembered.hash);
-    if (found instanceof Promise || found === undefined || found.revokedAt !== null)
-      return this.recheck(key!, found);
-    this.touch(found.id);
-    return found;
-  }
-
-  /** {@link verify} of a remembered key, the long way: its record awaited, or the key looked up afresh. */
-  private async recheck(key: string, found: Awaitable<ApiKeyRecord | undefined>): Promise<ApiKeyRecord> {
-    const record = await found;
-    if (record) return this.active(record);
-    this.hashes.delete(key);
-    return this.lookUp(key);
+    return andThen(this.store.keys.findByHash(remembered.version, remembered.hash), (record) => {
+      if (record) return this.active(record);
+      this.hashes.delete(key!);
+      return this.lookUp(key);
+    });
   }
 
   /** {@link verify} of a key not remembered: hashed under each secret, newest first, and looked up. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Awaitable } from '../awaitable.js';
+import { andThen, type Awaitable } from '../awaitable.js';
 import type { ProviderEntry } from '../catalog/types.js';
 import type { Bus } from '../coordination/bus.js';
 import type { Config } from '../config.js';
@@ -106,25 +106,20 @@ export class ConnectionService {
     provider: string,
     options?: { fresh: boolean },
   ): Awaitable<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
-    const found = this.deps.store.connections.get(scope, provider, options);
     // Nearly every call: the store's record at hand, its credentials opened before.
-    if (!(found instanceof Promise) && found !== undefined) {
-      const known = this.openedRecords.get(found);
-      if (known) return { record: found, access: known };
-    }
-    return this.open(scope, provider, found);
+    return andThen(this.deps.store.connections.get(scope, provider, options), (record) => {
+      if (!record) return undefined;
+      const known = this.openedRecords.get(record);
+      return known ? { record, access: known } : this.open(scope, provider, record);
+    });
   }
 
-  /** {@link access} the long way: the record awaited, its credentials opened unless opened before. */
+  /** {@link access} of a record whose credentials this map has not opened: opened, or found opened by key. */
   private async open(
     scope: Scope,
     provider: string,
-    found: Awaitable<ConnectionRecord | undefined>,
-  ): Promise<{ record: ConnectionRecord; access: ProviderAccess } | undefined> {
-    const record = await found;
-    if (!record) return undefined;
-    const known = this.openedRecords.get(record);
-    if (known) return { record, access: known };
+    record: ConnectionRecord,
+  ): Promise<{ record: ConnectionRecord; access: ProviderAccess }> {
     const key = `${scopeKey(scope)}\u0000${provider}`;
     const cached = this.opened.get(key);
     if (cached?.id === record.id && cached.sealed === record.credentials) {
