@@ -196,7 +196,15 @@ class BuildPool {
   }
 
   private dispatch(): void {
-    for (const slot of this.slots) if (slot.ready && !slot.task) this.next(slot);
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.task) continue;
+      // A worker that ended while it waited (killed from outside, by the kernel's OOM killer) is
+      // replaced, even before its 'close' is handled (`died`): it would never answer a build.
+      if (ended(slot.child)) {
+        clearTimeout(slot.timer);
+        this.slots.delete(slot);
+      } else this.next(slot);
+    }
     const starting = [...this.slots].filter((slot) => !slot.ready).length;
     for (let n = starting; n < this.queue.length && this.slots.size < POOL_SIZE; n++) this.spawn();
   }
@@ -358,6 +366,11 @@ export function withHugePages(tunables: string | undefined): string {
 /** Sends to a worker; one that has just died is noticed by its 'close' handler. */
 function send(child: ChildProcess, request: WorkerRequest): void {
   if (child.connected) child.send(request, (error) => void error);
+}
+
+/** Whether a worker's process has exited or its channel closed. */
+function ended(child: ChildProcess): boolean {
+  return !child.connected || child.exitCode !== null || child.signalCode !== null;
 }
 
 /** Kills a worker and resolves once it is gone. */

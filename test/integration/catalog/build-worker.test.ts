@@ -1,15 +1,17 @@
 /**
  * Catalog builds off the event loop (issue 16): a manifest whose document takes seconds to build
  * is hot-reloaded while calls keep being answered at once, and a manifest over a build limit
- * fails with a finding, keeps its last good version and leaves the other providers serving.
+ * fails with a finding, keeps its last good version and leaves the other providers serving; a
+ * worker killed while it waits for the next build is replaced by that build.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToolgate } from '../../helpers/cli.js';
 import { connectWithKey, type TestClient } from '../../helpers/clients.js';
+import { eventually } from '../../helpers/eventually.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { manifestYaml, weatherManifest } from '../../helpers/manifests.js';
 import { jsonAnswer, startReceiver, type Receiver } from '../../helpers/receiver.js';
@@ -99,6 +101,34 @@ async function providerTools(client: TestClient): Promise<string[]> {
   return (await client.listToolNames()).filter((name) => /^(github|weather)_/.test(name));
 }
 
+/**
+ * This process's child processes, read from /proc: pid and command line (empty once one has ended,
+ * until this process reaps it).
+ */
+function children(): { pid: number; args: string }[] {
+  const found: { pid: number; args: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // stat: `pid (comm) state ppid …`; comm may hold spaces and parentheses, so after the last ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      found.push({ pid: Number(name), args: readFileSync(`/proc/${name}/cmdline`, 'utf8') });
+    } catch {
+      // Ended between the listing and the read.
+    }
+  }
+  return found;
+}
+
+/** The pids of this process's build workers. */
+function buildWorkers(): number[] {
+  return children()
+    .filter((child) => child.args.includes('build-worker'))
+    .map((child) => child.pid);
+}
+
 describe('a catalog build in a worker', () => {
   let tg: TestGateway;
   let client: TestClient;
@@ -145,6 +175,25 @@ describe('a catalog build in a worker', () => {
     const sorted = [...latencies].sort((a, b) => a - b);
     expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(20);
     expect(sorted.at(-1)).toBeLessThan(reloadMs / 4);
+  });
+
+  it('replaces a worker killed while it waits for the next build', async () => {
+    // The reload's workers wait for the next build; the kernel's OOM killer, or an operator, ends them.
+    const waiting = buildWorkers();
+    expect(waiting.length).toBeGreaterThan(0);
+    for (const pid of waiting) process.kill(pid, 'SIGKILL');
+    // Gone once this process has reaped them, and so seen them exit.
+    await eventually(() => Promise.resolve(!children().some((child) => waiting.includes(child.pid))));
+
+    // A document unlike any this file's other tests write, so that it is a change whichever ran.
+    const document = { ...(JSON.parse(SMALL_DOCUMENT) as object), 'x-written-by': 'the killed-worker test' };
+    writeFileSync(join(tg.manifestsDir, 'github.openapi.yaml'), JSON.stringify(document));
+    const report = await tg.gateway.reloadCatalog();
+
+    expect(report.changed).toEqual(['github']);
+    expect(report.findings).toEqual({});
+    expect(await providerTools(client)).toEqual(['github_issues_list_for_repo', 'weather_current']);
+    expect(buildWorkers().length).toBeGreaterThan(0);
   });
 });
 
