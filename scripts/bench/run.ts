@@ -576,7 +576,9 @@ async function turnRatios(
       if (result.errors > 0) throw new Error(`${what}: ${result.firstError}`);
       ratios.cpu.push(result.cpuPerRequestUs[0] / result.cpuPerRequestUs[1]);
       ratios.rps.push(result.rps[0] / result.rps[1]);
-      log(`  span ${span + 1}/${spans} done`);
+      log(
+        `  span ${span + 1}/${spans} done: CPU per call ÷ ${ratios.cpu.at(-1)!.toFixed(3)}, throughput ÷ ${ratios.rps.at(-1)!.toFixed(3)}`,
+      );
     }
     return ratios;
   } finally {
