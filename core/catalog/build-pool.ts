@@ -368,14 +368,19 @@ function send(child: ChildProcess, request: WorkerRequest): void {
   if (child.connected) child.send(request, (error) => void error);
 }
 
+/** Whether a worker's process has exited (and been reaped). */
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 /** Whether a worker's process has exited or its channel closed. */
 function ended(child: ChildProcess): boolean {
-  return !child.connected || child.exitCode !== null || child.signalCode !== null;
+  return !child.connected || exited(child);
 }
 
 /** Kills a worker and resolves once it is gone. */
 function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (exited(child)) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
